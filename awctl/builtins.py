@@ -1,0 +1,47 @@
+"""awctl's own stages, backends and judges, registered through the public hooks like any plugin.
+
+Entries are ``"module:attr"`` strings imported at registration; those modules must not import torch or
+vllm at module level (heavy imports go inside functions), so listing stays fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from awctl.hookspecs import hookimpl
+
+STAGES: dict[str, str] = {
+    # kind: "module:StageClass"
+}
+
+BACKENDS: dict[str, tuple[str, str]] = {
+    # name: ("module:factory", description)
+}
+
+JUDGES: dict[str, tuple[str, str]] = {
+    # name: ("module:factory", description)
+}
+
+
+def _resolve(target: str) -> Any:
+    module, _, attr = target.partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+@hookimpl
+def register_stages(register):  # type: ignore[no-untyped-def]
+    for kind, target in STAGES.items():
+        register(kind, _resolve(target))
+
+
+@hookimpl
+def register_backends(register):  # type: ignore[no-untyped-def]
+    for name, (target, description) in BACKENDS.items():
+        register(name, _resolve(target), description)
+
+
+@hookimpl
+def register_judges(register):  # type: ignore[no-untyped-def]
+    for name, (target, description) in JUDGES.items():
+        register(name, _resolve(target), description)

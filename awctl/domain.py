@@ -1,0 +1,304 @@
+"""What a domain plugin provides, and the value types it exchanges with the core.
+
+A domain is a small library (see ``domains/terminal`` for a complete one): codecs that parse and render
+actions and observations, deterministic verifiers, a system-prompt builder, importers of raw logs, task
+suites with checkers, perturbations a simulator can inject, and optionally a real environment.
+Subclass :class:`Domain` and override what your domain has; the defaults are safe no-ops.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from awctl.prompts import PromptBuilder
+from awctl.trajectory import SystemPrompt, Trajectory, Turn
+
+if TYPE_CHECKING:
+    from awctl.env import Environment
+
+
+# ── codecs ───────────────────────────────────────────────────────────────────────────────────────────
+
+
+class ActionCodec(ABC):
+    """Parses and renders the domain's action text. ``parse`` raises :class:`awctl.errors.CodecError`."""
+
+    @abstractmethod
+    def parse(self, text: str) -> Any:
+        """Structured form of an action text; raise ``CodecError(message, where=...)`` when malformed."""
+
+    @abstractmethod
+    def render(self, action: Any) -> str:
+        """Canonical text of a structured action; ``parse(render(a)) == a``."""
+
+    def schema(self) -> str:
+        """Human-readable description of the action space, used in the prompt's action-space section."""
+        return ""
+
+    def family(self, text: str) -> str:
+        """The action's family for grouping (command name, tool name, editor command, GUI action type)."""
+        return "action"
+
+
+class ObservationCodec(ABC):
+    """Parses, renders and normalises the domain's observation text."""
+
+    @abstractmethod
+    def parse(self, text: str) -> Any:
+        """Structured form of an observation text; raise ``CodecError`` when malformed."""
+
+    @abstractmethod
+    def render(self, observation: Any) -> str:
+        """Canonical text of a structured observation."""
+
+    def normalize(self, text: str) -> str:
+        """Text for exact-match comparison: volatile details (trailing spaces, timestamps...) removed."""
+        return "\n".join(line.rstrip() for line in text.strip().splitlines())
+
+
+# ── verifiers ────────────────────────────────────────────────────────────────────────────────────────
+
+
+@dataclass(frozen=True)
+class VerifyResult:
+    """The outcome of one deterministic check on one turn."""
+
+    check: str
+    ok: bool
+    message: str = ""
+
+
+@dataclass
+class TurnContext:
+    """What a verifier sees: the trajectory so far and the turn under test (``index``).
+
+    ``observation`` may be a candidate (a simulator's prediction) rather than the recorded one, so
+    verifiers must read it from here, not from ``trajectory.turns[index]``. ``state`` is a scratch dict
+    shared by the verifiers of one turn, for replays a domain wants to compute once.
+    """
+
+    trajectory: Trajectory
+    index: int
+    action: str
+    observation: str
+    state: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def history(self) -> list[Turn]:
+        return self.trajectory.turns[: self.index]
+
+    @property
+    def system(self) -> SystemPrompt:
+        return self.trajectory.system
+
+    @classmethod
+    def at(cls, trajectory: Trajectory, index: int, observation: str | None = None) -> TurnContext:
+        turn = trajectory.turns[index]
+        return cls(trajectory, index, turn.action, turn.observation if observation is None else observation)
+
+
+@dataclass(frozen=True)
+class Verifier:
+    """A named deterministic check. ``fn`` returns ``None`` when the check does not apply to the turn."""
+
+    name: str
+    description: str
+    fn: Callable[[TurnContext], VerifyResult | bool | None]
+
+    def __call__(self, ctx: TurnContext) -> VerifyResult | None:
+        out = self.fn(ctx)
+        if out is None or isinstance(out, VerifyResult):
+            return out
+        return VerifyResult(self.name, bool(out))
+
+
+def verifier(name: str, description: str) -> Callable[[Callable[..., Any]], Verifier]:
+    """Decorator: turn ``def check(ctx) -> VerifyResult | bool | None`` into a :class:`Verifier`."""
+
+    def wrap(fn: Callable[..., Any]) -> Verifier:
+        return Verifier(name, description, fn)
+
+    return wrap
+
+
+# ── importers, tasks, perturbations ──────────────────────────────────────────────────────────────────
+
+
+@dataclass(frozen=True)
+class Importer:
+    """Turns one raw log file of some format into trajectories."""
+
+    name: str
+    description: str
+    patterns: tuple[str, ...]
+    load: Callable[[Path], Iterator[Trajectory]]
+
+    def matches(self, path: Path) -> bool:
+        return any(path.match(p) for p in self.patterns)
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    ok: bool
+    message: str = ""
+    score: float | None = None
+
+
+@dataclass
+class Task:
+    """An agent task with a scripted reference solution and a deterministic checker.
+
+    ``check(env)`` interacts with the environment only through ``env.step`` (e.g. ``cat`` a file, run the
+    tests), so the same checker judges an episode in a real environment or in a simulator.
+    ``setup`` is domain-specific data the environment applies on ``reset`` (files, database rows...).
+    """
+
+    id: str
+    domain: str
+    suite: str
+    instruction: str
+    solution: list[str]
+    check: Callable[[Environment], CheckResult]
+    setup: dict[str, Any] = field(default_factory=dict)
+    max_turns: int = 20
+    tags: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Perturbation:
+    """A controllable fault a simulator can be asked to inject, e.g. ``rate_limit`` or ``permission_denied``.
+
+    ``instruction`` is a template filled with ``defaults`` overridden by caller params; the text is added
+    to the simulation instruction of the turns the perturbation applies to.
+    """
+
+    name: str
+    description: str
+    instruction: str
+    defaults: dict[str, Any] = field(default_factory=dict)
+
+    def render(self, **params: Any) -> str:
+        values = {**self.defaults, **params}
+        try:
+            return self.instruction.format(**values)
+        except KeyError as exc:
+            from awctl.errors import AwctlError
+
+            raise AwctlError(
+                f"perturbation {self.name!r} needs parameter {exc.args[0]!r}",
+                hint=f"pass it, e.g. {exc.args[0]}=...; defaults: {self.defaults}",
+            ) from None
+
+
+# ── the domain ───────────────────────────────────────────────────────────────────────────────────────
+
+
+class Domain:
+    """Base class for a domain plugin. Override the attributes and methods your domain provides."""
+
+    name: str = ""
+    modality: Literal["text", "gui"] = "text"
+    description: str = ""
+    action_codec: ActionCodec
+    observation_codec: ObservationCodec
+
+    # ── prompts ──
+    @cached_property
+    def prompt_builder(self) -> PromptBuilder:
+        """Override to give the domain's own wording; the default is a generic environment simulator."""
+        return PromptBuilder(domain_title=self.name)
+
+    @property
+    def prompt_variants(self) -> int:
+        return self.prompt_builder.variants
+
+    def system_prompt(self, sections: SystemPrompt, variant: int = 0) -> str:
+        """The simulator's system prompt for ``sections`` in wording ``variant`` (0..prompt_variants-1)."""
+        return self.prompt_builder.build(sections, variant)
+
+    def sections_for(self, task: Task | None = None, initial_state: str = "") -> SystemPrompt:
+        """The five sections for simulating an episode of ``task`` (used by the recorder and SimEnv)."""
+        return SystemPrompt(
+            task_description=task.instruction if task else "",
+            action_space=self.action_codec.schema(),
+            initial_state=initial_state,
+            simulation_instruction=self.prompt_builder.simulation_instruction,
+        )
+
+    # ── checks and data ──
+    def verifiers(self) -> list[Verifier]:
+        return []
+
+    def importers(self) -> list[Importer]:
+        return []
+
+    def suites(self) -> list[str]:
+        return []
+
+    def tasks(self, suite: str) -> list[Task]:
+        return []
+
+    def perturbations(self) -> list[Perturbation]:
+        return []
+
+    # ── AgentWorldBench action/observation bodies (text under **Action:** / the observation marker) ──
+    def from_awb_action(self, body: str) -> str:
+        """The action text for an AgentWorldBench ``**Action:**`` body (default: unchanged)."""
+        return body
+
+    def to_awb_action(self, action: str) -> str:
+        return action
+
+    def from_awb_observation(self, body: str) -> str:
+        return body
+
+    def to_awb_observation(self, observation: str) -> str:
+        return observation
+
+    # ── real environment ──
+    def real_env(self, config: dict[str, Any] | None = None) -> Environment | None:
+        """A new real environment session, or ``None`` where none can exist for this domain."""
+        return None
+
+    def real_env_status(self) -> tuple[bool, str]:
+        """``(available, reason)`` for ``awctl domains`` and ``awctl doctor``; must be cheap."""
+        return False, "no real environment"
+
+    def describe(self) -> dict[str, Any]:
+        """JSON-able summary for ``awctl domains --json``."""
+        ok, why = self.real_env_status()
+        return {
+            "name": self.name,
+            "modality": self.modality,
+            "description": self.description,
+            "verifiers": [v.name for v in self.verifiers()],
+            "importers": [i.name for i in self.importers()],
+            "suites": {s: len(self.tasks(s)) for s in self.suites()},
+            "perturbations": [p.name for p in self.perturbations()],
+            "prompt_variants": self.prompt_variants,
+            "real_env": {"available": ok, "detail": why},
+        }
+
+
+def run_verifiers(
+    domain: Domain, trajectory: Trajectory, index: int, observation: str | None = None
+) -> list[VerifyResult]:
+    """Every applicable verifier's result for turn ``index`` (optionally with a candidate observation).
+
+    A verifier that raises is reported as a failed check naming the exception, never propagated.
+    """
+    ctx = TurnContext.at(trajectory, index, observation)
+    results = []
+    for v in domain.verifiers():
+        try:
+            res = v(ctx)
+        except Exception as exc:  # a verifier bug must not take down a data run
+            res = VerifyResult(v.name, False, f"verifier raised {type(exc).__name__}: {exc}")
+        if res is not None:
+            results.append(res)
+    return results
