@@ -13,6 +13,7 @@ from awctl.hookspecs import hookimpl
 
 STAGES: dict[str, str] = {
     # kind: "module:StageClass"
+    "record": "awctl.stages_record:RecordStage",
 }
 
 BACKENDS: dict[str, tuple[str, str]] = {

@@ -250,8 +250,8 @@ def build_registry(plugin_dirs: list[Path] | None = None) -> Registry:
         ("register_commands", "commands"),
     ):
         caller = getattr(pm.hook, hook_name)
-        # Oldest-registered first, so built-ins win name clashes and third parties are the ones reported.
-        for impl in reversed(caller.get_hookimpls()):
+        # Registration order (built-ins first), so built-ins win name clashes and later plugins are reported.
+        for impl in caller.get_hookimpls():
             info = by_module[id(impl.plugin)]
             register = _make_register(registry, kind, info)
             _trace(f"call {hook_name} of {info.name}")
@@ -260,9 +260,6 @@ def build_registry(plugin_dirs: list[Path] | None = None) -> Registry:
             except Exception as exc:
                 info.errors.append(f"{hook_name} raised {_error_text(exc)}")
     return registry
-
-
-_CORE_COMMANDS: set[str] = set()  # filled by the CLI so plugin commands cannot shadow core ones
 
 
 def _make_register(registry: Registry, kind: str, info: PluginInfo) -> Callable[..., None]:
@@ -281,7 +278,7 @@ def _make_register(registry: Registry, kind: str, info: PluginInfo) -> Callable[
         else:
             name = args[0] if args else kwargs.get("name", kwargs.get("kind", ""))
             problem = None if isinstance(name, str) and name else "registered an empty name"
-        if problem is None and kind == "commands" and name in _CORE_COMMANDS:
+        if problem is None and kind == "commands" and name in _core_commands():
             problem = f"command {name!r} would shadow a core command"
         if problem is None and name in table:
             problem = f"{kind[:-1]} {name!r} is already registered by plugin {owner(table, name)!r}"
@@ -306,6 +303,12 @@ def _make_register(registry: Registry, kind: str, info: PluginInfo) -> Callable[
         _trace(f"{info.name} registered {kind[:-1]} {name!r}")
 
     return register
+
+
+def _core_commands() -> set[str]:
+    from awctl.cli.main import CORE_COMMANDS
+
+    return set(CORE_COMMANDS)
 
 
 def _check_domain(domain: Any) -> str | None:

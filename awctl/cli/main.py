@@ -34,10 +34,9 @@ class LazyGroup(click.Group):
     """Lists commands from a table and imports a command's module only when it is invoked."""
 
     def _plugin_commands(self) -> dict[str, Any]:
-        from awctl import plugins
+        from awctl.plugins import get_registry
 
-        plugins._CORE_COMMANDS.update(CORE_COMMANDS)
-        return plugins.get_registry().commands
+        return get_registry().commands
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*CORE_COMMANDS, *self._plugin_commands()})

@@ -15,11 +15,12 @@ def emit_json(obj: Any) -> None:
 
 def table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     t = Table(title=title, show_lines=False)
     for col in columns:
         t.add_column(col, overflow="fold")
     for row in rows:
-        t.add_row(*(str(c) for c in row))
+        t.add_row(*(escape(str(c)) for c in row))
     Console().print(t)

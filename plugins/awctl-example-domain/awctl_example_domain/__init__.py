@@ -1,0 +1,1 @@
+"""Example third-party awctl domain: a calculator REPL with variables."""
