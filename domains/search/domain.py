@@ -1,0 +1,118 @@
+"""The search domain: web_search / web_extractor / memory tools over a local documentation corpus."""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from awctl.domain import Domain, Importer, Perturbation, Task, Verifier
+from awctl.errors import CodecError
+from awctl.prompts import PromptBuilder
+from awctl.trajectory import SystemPrompt, Trajectory, Turn
+
+from .codec import SearchActionCodec, SearchObservationCodec
+
+if TYPE_CHECKING:
+    from awctl.env import Environment
+
+
+class SearchDomain(Domain):
+    name = "search"
+    modality = "text"
+    description = (
+        "Search agent tools — web_search (ranked results per query), web_extractor (page as Markdown) and a "
+        "key-value memory — over a local SQLite FTS5/bm25 engine on a shipped Python-documentation corpus"
+    )
+
+    def __init__(self) -> None:
+        self.action_codec = SearchActionCodec()
+        self.observation_codec = SearchObservationCodec()
+
+    @cached_property
+    def prompt_builder(self) -> PromptBuilder:
+        from .prompts import search_prompt_builder
+
+        return search_prompt_builder()
+
+    def sections_for(self, task: Task | None = None, initial_state: str = "") -> SystemPrompt:
+        from .env import READY
+
+        return SystemPrompt(
+            task_description=task.instruction if task else "",
+            action_space=self.action_codec.schema(),
+            initial_state=initial_state or READY,
+            simulation_instruction=self.prompt_builder.simulation_instruction,
+        )
+
+    def verifiers(self) -> list[Verifier]:
+        from .verifiers import VERIFIERS
+
+        return list(VERIFIERS)
+
+    def importers(self) -> list[Importer]:
+        from .importers import OPENAI_CHAT
+
+        return [OPENAI_CHAT]
+
+    def suites(self) -> list[str]:
+        return ["facts", "lookup", "memory", "all"]
+
+    def tasks(self, suite: str) -> list[Task]:
+        from .tasks import tasks_for
+
+        return tasks_for(suite)
+
+    def perturbations(self) -> list[Perturbation]:
+        from .perturbations import PERTURBATIONS
+
+        return list(PERTURBATIONS)
+
+    # AgentWorldBench bodies are the tool-call JSON and the tool output text. Actions in any accepted
+    # shape become canonical; observations that parse are re-rendered canonically; anything else passes
+    # through unchanged so a conversion never loses text.
+    def from_awb_action(self, body: str) -> str:
+        try:
+            return self.action_codec.render(self.action_codec.parse(body))
+        except CodecError:
+            return body
+
+    def to_awb_action(self, action: str) -> str:
+        return self.from_awb_action(action)
+
+    def from_awb_observation(self, body: str) -> str:
+        try:
+            return self.observation_codec.render(self.observation_codec.parse(body))
+        except CodecError:
+            return body
+
+    def to_awb_observation(self, observation: str) -> str:
+        return self.from_awb_observation(observation)
+
+    def real_env(self, config: dict[str, Any] | None = None) -> Environment | None:
+        from .env import SearchEnv
+
+        config = config or {}
+        return SearchEnv(top_k=int(config.get("top_k", 5)))
+
+    def real_env_status(self) -> tuple[bool, str]:
+        from .engine import CORPUS_FILE
+
+        if not CORPUS_FILE.is_file():
+            return False, f"corpus missing: {CORPUS_FILE} (run python -m domains.search.build_corpus)"
+        return True, f"local SQLite FTS5 engine over {CORPUS_FILE.name}"
+
+    def record(self, task: Task, actions: list[str] | None = None, env: Any = None) -> Trajectory:
+        """Run ``actions`` (default: the task's reference solution) in a real env and record the episode."""
+        from .env import SearchEnv
+
+        env = env or SearchEnv()
+        initial = env.reset(task)
+        turns = [Turn(action=a, observation=env.step(a).observation) for a in (actions or task.solution)]
+        return Trajectory(
+            id=task.id,
+            domain=self.name,
+            source="real:search",
+            system=self.sections_for(task, initial),
+            turns=turns,
+            metadata={"top_k": env.top_k},
+        )

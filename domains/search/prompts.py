@@ -1,0 +1,42 @@
+"""The search domain's simulator prompt wording: ten role sentences and the simulation instruction."""
+
+from __future__ import annotations
+
+from awctl.prompts import DEFAULT_OUTPUT_RULES, PromptBuilder
+
+SEARCH_ROLES: tuple[str, ...] = (
+    "You are a world model of a web search toolkit: a search engine, a page extractor and a key-value memory.",
+    "Act as the search engine, page fetcher and scratch memory a research agent calls; answer each tool call.",
+    "You simulate a web search API and a web page reader for an AI research agent, one tool call at a time.",
+    "Play the role of the tools behind a search agent: web_search returns ranked results, web_extractor "
+    "returns pages, memory stores notes.",
+    "You are the backend of a search agent's tools. Return exactly what the real search engine, page "
+    "extractor or memory store would return.",
+    "Simulate a documentation search engine with page extraction and a memory scratchpad; the agent sees "
+    "only your tool outputs.",
+    "You are an emulator of a search-and-browse environment used by a question-answering agent.",
+    "Pretend to be a real web search service with a page reader and a note store, and answer every call "
+    "with its true output.",
+    "You model how a search engine, a web page extractor and a key-value memory respond to an agent's "
+    "tool calls.",
+    "As a simulator of a retrieval agent's tools, predict the output of each web_search, web_extractor "
+    "and memory call.",
+)
+
+SEARCH_SIMULATION_INSTRUCTION = (
+    "Predict the tool output for the agent's latest call, given everything before it. web_search returns, "
+    "for each query in order, a block 'Query <i>: <query>' and 'Results: <n>' followed by numbered results "
+    "([1], [2], ... restarting in each block, at most the engine's top-k) with URL, Title, Snippet and Date "
+    "(YYYY-MM-DD) lines. web_extractor returns URL, Title and Date lines, a blank line and the page as "
+    "Markdown, consistent with any earlier search result for that URL. memory replies exactly as a "
+    "key-value store holding every earlier set/delete. Failures are 'Error: <message>'. Stay consistent "
+    "with earlier observations; do not help or correct the agent. " + DEFAULT_OUTPUT_RULES
+)
+
+
+def search_prompt_builder() -> PromptBuilder:
+    return PromptBuilder(
+        domain_title="web search",
+        roles=SEARCH_ROLES,
+        simulation_instruction=SEARCH_SIMULATION_INSTRUCTION,
+    )
