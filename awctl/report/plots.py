@@ -1,0 +1,116 @@
+"""PNG line plots of metric series: one figure per (stage, metric key), or any series a caller builds
+(training curves, sim-vs-real comparisons).
+
+matplotlib is imported lazily with the Agg backend, so importing this module is cheap and works on
+machines without a display.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+Point = tuple[float, float]
+_SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+# Keys of a metrics record that identify it rather than measure something.
+RESERVED_KEYS = ("stage", "time", "step")
+
+
+def safe_name(text: str) -> str:
+    """A file-name-safe version of ``text``."""
+    return _SAFE.sub("_", text).strip("_") or "plot"
+
+
+def read_metric_series(metrics_path: Path) -> dict[str, dict[str, list[Point]]]:
+    """``metrics.jsonl`` → ``{stage: {key: [(x, value), ...]}}`` for every numeric value.
+
+    ``x`` is the record's ``step`` when set, else its position among that stage's records. Lines that are
+    not JSON objects (e.g. a line cut by a crash) are skipped.
+    """
+    series: dict[str, dict[str, list[Point]]] = defaultdict(lambda: defaultdict(list))
+    counters: dict[str, int] = defaultdict(int)
+    if not metrics_path.is_file():
+        return {}
+    with open(metrics_path, encoding="utf-8") as handle:
+        for line in handle:
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if not isinstance(record, dict):
+                continue
+            stage = str(record.get("stage") or "run")
+            step = record.get("step")
+            x = (
+                float(step)
+                if isinstance(step, (int, float)) and not isinstance(step, bool)
+                else counters[stage]
+            )
+            counters[stage] += 1
+            for key, value in record.items():
+                if key in RESERVED_KEYS or isinstance(value, bool) or not isinstance(value, (int, float)):
+                    continue
+                if math.isfinite(value):
+                    series[stage][key].append((x, float(value)))
+    return {s: dict(keys) for s, keys in series.items()}
+
+
+def line_plot(
+    series: Mapping[str, Sequence[Point]],
+    path: Path,
+    *,
+    title: str = "",
+    xlabel: str = "step",
+    ylabel: str = "",
+) -> Path:
+    """Draw one PNG with a line per named series (a single point is drawn as a marker). Returns ``path``."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig, ax = plt.subplots(figsize=(6, 3.5), dpi=100)
+    try:
+        for label, points in series.items():
+            if not points:
+                continue
+            xs, ys = zip(*points, strict=True)
+            ax.plot(xs, ys, marker="o" if len(points) < 30 else None, markersize=3, label=label)
+        if all(float(x).is_integer() for pts in series.values() for x, _ in pts):
+            from matplotlib.ticker import MaxNLocator
+
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # steps are counts: no 0.25 ticks
+        ax.set_title(title)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.grid(True, alpha=0.3)
+        if len(series) > 1:
+            ax.legend(fontsize="small")
+        fig.tight_layout()
+        tmp = path.with_name(path.name + ".tmp.png")
+        fig.savefig(tmp, format="png")
+        tmp.replace(path)
+    finally:
+        plt.close(fig)
+    return path
+
+
+def plot_metrics(metrics_path: Path, out_dir: Path) -> list[dict[str, Any]]:
+    """One PNG per (stage, key) of ``metrics.jsonl`` in ``out_dir``.
+
+    Returns ``[{"stage", "key", "path", "points"}]`` in stage order of first appearance. Raises
+    ImportError when matplotlib is not installed (callers may treat plots as optional).
+    """
+    made = []
+    for stage, keys in read_metric_series(metrics_path).items():
+        for key, points in keys.items():
+            file = out_dir / f"{safe_name(stage)}--{safe_name(key)}.png"
+            line_plot({key: points}, file, title=f"{stage}: {key}", ylabel=key)
+            made.append({"stage": stage, "key": key, "path": file, "points": len(points)})
+    return made
