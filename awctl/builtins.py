@@ -13,11 +13,17 @@ from awctl.hookspecs import hookimpl
 
 STAGES: dict[str, str] = {
     # kind: "module:StageClass"
+    "convert": "awctl.stages_data:ConvertStage",
+    "verify": "awctl.stages_data:VerifyStage",
     "record": "awctl.stages_record:RecordStage",
+    "prep": "awctl.stages_prep:PrepStage",
 }
 
 BACKENDS: dict[str, tuple[str, str]] = {
     # name: ("module:factory", description)
+    "transformers": ("awctl.models.backends:transformers_backend", "Local HF directory or GGUF file, batched."),
+    "vllm": ("awctl.models.backends:vllm_backend", "vLLM offline engine with prefix caching."),
+    "openai": ("awctl.models.backends:openai_backend", "Any OpenAI-compatible chat completions endpoint."),
 }
 
 JUDGES: dict[str, tuple[str, str]] = {

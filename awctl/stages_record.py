@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from awctl.stages import Stage, StageContext, StageResult
 
@@ -17,6 +17,17 @@ class RecordOptions(BaseModel):
     workers: int = Field(1, ge=1, description="parallel environments")
     policy: str = "scripted"
     require_pass: bool = Field(True, description="fail the stage when a reference solution fails its checker")
+
+    @field_validator("domains")
+    @classmethod
+    def _known_domains(cls, value: list[str]) -> list[str]:
+        from awctl.plugins import get_registry
+
+        known = get_registry().domains
+        unknown = [d for d in value if d not in known]
+        if unknown:
+            raise ValueError(f"unknown domain(s) {unknown}; registered: {sorted(known)}")
+        return value
 
 
 class RecordStage(Stage):

@@ -1,0 +1,123 @@
+"""Trajectory formats awctl reads and writes, by name.
+
+``FORMATS`` maps a name to a :class:`Format`: ``awctl`` (the unified JSONL, both ways),
+``agentworldbench`` (alias ``awb``; both ways, lossless, see :mod:`awctl.formats.agentworldbench`) and
+``chat`` (write only: one record of chat messages plus training target per turn, see
+:mod:`awctl.formats.chat`). Domain importers (asciinema casts, SWE-agent trajectories...) are read-only
+formats that :func:`reader_for` finds through the registered domains.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from awctl.errors import UnknownNameError
+from awctl.trajectory import Trajectory, read_trajectories, write_jsonl, write_trajectories
+
+Reader = Callable[[Path], Iterator[Trajectory]]
+Writer = Callable[[Path, Iterable[Trajectory]], int]
+
+
+@dataclass(frozen=True)
+class Format:
+    """A named format. ``read``/``write`` are ``None`` where the direction does not exist.
+
+    ``write`` returns the number of records written (rows for AWB and chat, trajectories for awctl).
+    """
+
+    name: str
+    description: str
+    read: Reader | None = None
+    write: Writer | None = None
+
+
+def _read_awb(path: Path) -> Iterator[Trajectory]:
+    from awctl.formats.agentworldbench import read_rows
+
+    return read_rows(path)
+
+
+def _write_awb(path: Path, trajectories: Iterable[Trajectory]) -> int:
+    from awctl.formats.agentworldbench import write_rows
+
+    return write_rows(path, trajectories)
+
+
+def _write_chat(path: Path, trajectories: Iterable[Trajectory]) -> int:
+    from awctl.formats.chat import chat_records
+
+    return write_jsonl(path, (rec for traj in trajectories for rec in chat_records(traj)))
+
+
+FORMATS: dict[str, Format] = {
+    "awctl": Format(
+        "awctl", "awctl trajectory JSONL (docs/trajectory.schema.json)", read_trajectories, write_trajectories
+    ),
+    "agentworldbench": Format(
+        "agentworldbench", "AgentWorldBench rows, one per evaluated turn (lossless)", _read_awb, _write_awb
+    ),
+    "chat": Format("chat", "chat messages + training target per turn (write only)", None, _write_chat),
+}
+ALIASES: dict[str, str] = {"awb": "agentworldbench", "jsonl": "awctl"}
+
+
+def get_format(name: str) -> Format:
+    """The built-in format called ``name`` (or an alias); raises :class:`UnknownNameError`."""
+    key = ALIASES.get(name, name)
+    if key not in FORMATS:
+        raise UnknownNameError(
+            f"unknown format {name!r}", hint=f"known formats: {', '.join(sorted(FORMATS))}"
+        )
+    return FORMATS[key]
+
+
+def importer_formats() -> dict[str, list[tuple[str, object]]]:
+    """Importer name → ``[(domain name, Importer), ...]`` over the registered domains."""
+    from awctl.plugins import get_registry
+
+    found: dict[str, list[tuple[str, object]]] = {}
+    for dname, domain in sorted(get_registry().domains.items()):
+        try:
+            importers = domain.importers()
+        except Exception:  # a domain whose importers() fails simply offers none
+            continue
+        for imp in importers:
+            found.setdefault(imp.name, []).append((dname, imp))
+    return found
+
+
+def reader_for(name: str, domain: str | None = None) -> Reader:
+    """A reader for a built-in format or a domain importer; ``domain`` picks among same-named importers."""
+    key = ALIASES.get(name, name)
+    if key in FORMATS:
+        fmt = FORMATS[key]
+        if fmt.read is None:
+            raise UnknownNameError(f"format {name!r} cannot be read", hint="it is an output-only format")
+        return fmt.read
+    importers = importer_formats()
+    matches = importers.get(name, [])
+    if domain is not None:
+        matches = [(d, i) for d, i in matches if d == domain]
+    if not matches:
+        known = sorted({*(k for k, f in FORMATS.items() if f.read), *importers})
+        raise UnknownNameError(
+            f"unknown input format {name!r}" + (f" for domain {domain!r}" if domain else ""),
+            hint=f"known input formats: {', '.join(known)}; `awctl domains` lists each domain's importers",
+        )
+    if len(matches) > 1:
+        raise UnknownNameError(
+            f"importer {name!r} is offered by several domains: {', '.join(d for d, _ in matches)}",
+            hint="add --domain NAME to pick one",
+        )
+    return matches[0][1].load  # type: ignore[attr-defined,no-any-return]
+
+
+def writer_for(name: str) -> Writer:
+    fmt = get_format(name)
+    if fmt.write is None:
+        raise UnknownNameError(
+            f"format {name!r} cannot be written", hint="use awctl, agentworldbench or chat"
+        )
+    return fmt.write
