@@ -1,0 +1,13 @@
+"""Real-environment runtimes shared by domains.
+
+* :mod:`awctl.envs.sandbox` — :class:`SandboxedShell`, a persistent bash session in bubblewrap with a real
+  terminal screen (tmux) and exact command results; ``make_shell`` picks the backend from settings.
+* :mod:`awctl.envs.docker_sandbox` — the same interface in a Docker container (``network_mode="none"``).
+* :mod:`awctl.envs.dockerd` — a private Docker engine for tests and CI (``--bridge=none``).
+
+Importing this package is cheap: the docker SDK is imported only when the docker backend is used.
+"""
+
+from awctl.envs.sandbox import PROMPT, PROMPT_RE, CommandResult, SandboxedShell, is_key_name, make_shell
+
+__all__ = ["PROMPT", "PROMPT_RE", "CommandResult", "SandboxedShell", "is_key_name", "make_shell"]

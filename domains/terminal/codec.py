@@ -1,0 +1,209 @@
+"""Terminal actions and observations as text.
+
+An **action** is a JSON list of keystroke items in the Terminal-Bench / Terminus style::
+
+    [{"keystrokes": "ls -la\\n", "duration": 0.5}, {"keystrokes": "C-c", "duration": 0.1}]
+
+* ``keystrokes`` is typed literally; a trailing ``\\n`` presses Enter, so the command runs.
+* A whole ``keystrokes`` value that names a key (``C-c``, ``C-d``, ``Enter``, ``Escape``, ``Up``, ``Tab``…,
+  tmux's key names) presses that key.
+* ``""`` types nothing: the item only waits ``duration`` seconds.
+* ``duration`` (seconds, ≥ 0, default 1.0) is how long to wait after the item before looking at the screen.
+
+The Terminus-2 response object ``{"commands": [...]}`` is accepted as well. The canonical rendering is the
+compact one-line JSON list with both keys in every item.
+
+An **observation** is the visible terminal screen after the keystrokes (``cols`` x ``rows``, default
+160 x 40), trailing spaces and trailing blank lines removed, prompt line included.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from dataclasses import dataclass
+
+from awctl.domain import ActionCodec, ObservationCodec
+from awctl.envs.sandbox import KEY_NAME_RE  # tmux's key names: a parsed action means what the terminal does
+from awctl.errors import CodecError
+
+DEFAULT_ROWS = 40
+DEFAULT_COLS = 160
+DEFAULT_DURATION = 1.0
+
+@dataclass(frozen=True)
+class Keystroke:
+    """One item of a terminal action."""
+
+    keystrokes: str
+    duration: float = DEFAULT_DURATION
+
+    @property
+    def is_key(self) -> bool:
+        """True when ``keystrokes`` names one key (``C-c``) rather than literal text."""
+        return bool(KEY_NAME_RE.match(self.keystrokes))
+
+    @property
+    def is_wait(self) -> bool:
+        return self.keystrokes == ""
+
+    @property
+    def runs_command(self) -> bool:
+        """True when the item is literal text ending with Enter."""
+        return not self.is_key and self.keystrokes.endswith("\n")
+
+
+TerminalAction = tuple[Keystroke, ...]
+
+_ITEM_KEYS = {"keystrokes", "duration"}
+
+
+class TerminalActionCodec(ActionCodec):
+    """Parses/renders the JSON keystroke list; errors name the item and the field."""
+
+    def parse(self, text: str) -> TerminalAction:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise CodecError(
+                f"not valid JSON ({exc.msg})",
+                where=f"line {exc.lineno}, column {exc.colno}",
+                hint='write a JSON list such as [{"keystrokes": "ls\\n", "duration": 0.5}]',
+            ) from None
+        if isinstance(data, dict) and "commands" in data:
+            data = data["commands"]
+        if not isinstance(data, list):
+            raise CodecError(f"expected a JSON list of keystroke items, got {type(data).__name__}",
+                             where="action", hint='wrap the item in a list: [{"keystrokes": ...}]')
+        if not data:
+            raise CodecError("the list is empty", where="action",
+                             hint='to only wait, send [{"keystrokes": "", "duration": 1}]')
+        items = []
+        for i, item in enumerate(data, 1):
+            where = f"item {i}"
+            if not isinstance(item, dict):
+                raise CodecError(f"expected an object, got {type(item).__name__}", where=where)
+            if "keystrokes" not in item:
+                raise CodecError('missing "keystrokes"', where=where, hint='add "keystrokes": "<text>"')
+            unknown = sorted(set(item) - _ITEM_KEYS - {"is_blocking", "timeout_sec"})
+            if unknown:
+                raise CodecError(f"unknown field(s) {', '.join(map(repr, unknown))}", where=where,
+                                 hint='an item has only "keystrokes" and "duration"')
+            keys = item["keystrokes"]
+            if not isinstance(keys, str):
+                raise CodecError(f'"keystrokes" must be a string, got {type(keys).__name__}', where=where)
+            duration = item.get("duration", item.get("timeout_sec", DEFAULT_DURATION))
+            if isinstance(duration, bool) or not isinstance(duration, (int, float)):
+                raise CodecError(f'"duration" must be a number of seconds, got {duration!r}', where=where)
+            if duration < 0 or duration != duration:
+                raise CodecError(f'"duration" must be >= 0, got {duration!r}', where=where)
+            items.append(Keystroke(keys, float(duration)))
+        return tuple(items)
+
+    def render(self, action: TerminalAction) -> str:
+        return json.dumps([{"keystrokes": k.keystrokes, "duration": float(k.duration)} for k in action],
+                          ensure_ascii=False)
+
+    def schema(self) -> str:
+        return (
+            "Each action is a JSON list of keystroke items, sent to a bash shell in a "
+            f"{DEFAULT_COLS}x{DEFAULT_ROWS} terminal:\n"
+            '[{"keystrokes": "<text>", "duration": <seconds>}, ...]\n'
+            '- "keystrokes" is typed literally; end it with "\\n" to press Enter and run the command.\n'
+            '- A "keystrokes" value that is exactly a key name presses that key: "C-c" (interrupt), '
+            '"C-d" (end of input), "C-z", "Enter", "Escape", "Tab", "Up", "Down", "Left", "Right".\n'
+            '- "" types nothing and just waits.\n'
+            '- "duration" is how many seconds to wait after the item before the screen is read '
+            f"(default {DEFAULT_DURATION}).\n"
+            "The observation is the visible screen afterwards, including the prompt "
+            "`root@sandbox:<cwd># `."
+        )
+
+    def family(self, text: str) -> str:
+        """The command name of the first command, else ``control`` (C-/M- keys), ``keys`` or ``wait``."""
+        try:
+            action = self.parse(text)
+        except CodecError:
+            return "invalid"
+        for item in action:
+            if item.is_wait:
+                continue
+            if item.is_key:
+                return "control" if item.keystrokes[:2] in ("C-", "M-") else "keys"
+            if not item.runs_command:
+                return "keys"
+            return command_name(item.keystrokes) or "keys"
+        return "wait"
+
+
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def command_name(line: str) -> str:
+    """The program a command line starts (``sudo``/``env``/``VAR=x`` prefixes skipped), basename only."""
+    first = line.strip().splitlines()[0] if line.strip() else ""
+    try:
+        words = shlex.split(first, comments=True)
+    except ValueError:
+        words = first.split()
+    for word in words:
+        if _ASSIGNMENT.match(word) or word in ("sudo", "env", "time", "nohup", "exec"):
+            continue
+        return word.rsplit("/", 1)[-1]
+    return ""
+
+
+@dataclass(frozen=True)
+class Screen:
+    """A parsed terminal screen: its lines (right-stripped) and the geometry it was checked against."""
+
+    lines: tuple[str, ...]
+    rows: int = DEFAULT_ROWS
+    cols: int = DEFAULT_COLS
+
+
+class TerminalObservationCodec(ObservationCodec):
+    """Screens as text; ``parse`` checks the geometry (at most ``rows`` lines of at most ``cols`` cells)."""
+
+    def __init__(self, rows: int = DEFAULT_ROWS, cols: int = DEFAULT_COLS) -> None:
+        self.rows, self.cols = rows, cols
+
+    def parse(self, text: str) -> Screen:
+        lines = [line.rstrip() for line in text.split("\n")]
+        while lines and not lines[-1]:
+            lines.pop()
+        if len(lines) > self.rows:
+            raise CodecError(f"the screen has {len(lines)} lines but the terminal has {self.rows} rows",
+                             where=f"line {self.rows + 1}", hint="keep only the visible screen")
+        for i, line in enumerate(lines, 1):
+            if display_width(line) > self.cols:
+                raise CodecError(f"{display_width(line)} columns wide, the terminal has {self.cols}",
+                                 where=f"line {i}", hint="wrap long lines as the terminal does")
+            if "\t" in line or "\x1b" in line:
+                raise CodecError("contains a tab or escape character, which a screen cannot show",
+                                 where=f"line {i}")
+        return Screen(tuple(lines), self.rows, self.cols)
+
+    def render(self, observation: Screen) -> str:
+        return "\n".join(observation.lines)
+
+    def normalize(self, text: str) -> str:
+        lines = [line.rstrip() for line in text.replace("\r\n", "\n").split("\n")]
+        while lines and not lines[-1]:
+            lines.pop()
+        return "\n".join(lines)
+
+
+def display_width(line: str) -> int:
+    """Terminal cells a line occupies (East-Asian wide characters take two)."""
+    import unicodedata
+
+    return sum(2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in line)
+
+
+def wrap_line(line: str, cols: int) -> list[str]:
+    """How the terminal shows a logical line: cut every ``cols`` characters (right-stripped)."""
+    if not line:
+        return [""]
+    return [line[i: i + cols].rstrip() for i in range(0, len(line), cols)]

@@ -1,0 +1,111 @@
+"""The ``terminal`` domain object: ties codecs, verifiers, prompts, importers, tasks and the env together."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from awctl.domain import Domain, Importer, Perturbation, Task, Verifier
+from awctl.prompts import PromptBuilder
+from awctl.trajectory import SystemPrompt
+from domains.terminal.codec import (
+    DEFAULT_COLS,
+    DEFAULT_ROWS,
+    TerminalActionCodec,
+    TerminalObservationCodec,
+)
+
+if TYPE_CHECKING:
+    from awctl.env import Environment
+
+_FENCED = re.compile(r"^\s*```(?:json)?\s*\n(.*?)\n?```\s*$", re.S)
+_SCREEN_FENCED = re.compile(r"^\s*```[a-z]*\n(.*?)\n?```\s*$", re.S)
+
+
+class TerminalDomain(Domain):
+    """A bash shell in a 160x40 terminal driven by Terminus-style keystrokes."""
+
+    name = "terminal"
+    modality = "text"
+    description = "bash in a sandboxed terminal; actions are Terminus keystroke lists, observations are screens"
+
+    def __init__(self) -> None:
+        self.action_codec = TerminalActionCodec()
+        self.observation_codec = TerminalObservationCodec(DEFAULT_ROWS, DEFAULT_COLS)
+
+    @cached_property
+    def prompt_builder(self) -> PromptBuilder:
+        from domains.terminal.prompts import terminal_prompt_builder
+
+        return terminal_prompt_builder()
+
+    def sections_for(self, task: Task | None = None, initial_state: str = "") -> SystemPrompt:
+        """Five sections; the initial state is the first screen (fenced) and the working directory."""
+        screen = self.observation_codec.normalize(initial_state) or "root@sandbox:/workspace#"
+        state = [
+            f"A bash shell in a {DEFAULT_COLS}x{DEFAULT_ROWS} terminal. Working directory: /workspace "
+            "(also $HOME). The machine has GNU coreutils, grep, sed, awk, tar, gzip and python3; no network.",
+        ]
+        if task is not None and task.setup.get("files"):
+            state.append("Files in /workspace: " + ", ".join(sorted(task.setup["files"])))
+        if task is not None and task.setup.get("env"):
+            state.append("Environment: " + ", ".join(f"{k}={v}" for k, v in sorted(task.setup["env"].items())))
+        state.append(f"The screen shows:\n```\n{screen}\n```")
+        return SystemPrompt(
+            task_description=task.instruction if task else "",
+            action_space=self.action_codec.schema(),
+            initial_state="\n".join(state),
+            simulation_instruction=self.prompt_builder.simulation_instruction,
+        )
+
+    def verifiers(self) -> list[Verifier]:
+        from domains.terminal.verifiers import VERIFIERS
+
+        return list(VERIFIERS)
+
+    def importers(self) -> list[Importer]:
+        from domains.terminal.importers import IMPORTERS
+
+        return list(IMPORTERS)
+
+    def suites(self) -> list[str]:
+        return ["basic"]
+
+    def tasks(self, suite: str) -> list[Task]:
+        from domains.terminal.tasks import SUITES
+
+        return list(SUITES.get(suite, ()))
+
+    def perturbations(self) -> list[Perturbation]:
+        from domains.terminal.perturbations import PERTURBATIONS
+
+        return list(PERTURBATIONS)
+
+    # AgentWorldBench bodies: the action as a ```json fence (or a bare list), the screen in a ``` fence.
+    def from_awb_action(self, body: str) -> str:
+        m = _FENCED.match(body)
+        text = m.group(1) if m else body.strip()
+        return self.action_codec.render(self.action_codec.parse(text))
+
+    def to_awb_action(self, action: str) -> str:
+        return f"```json\n{action}\n```"
+
+    def from_awb_observation(self, body: str) -> str:
+        m = _SCREEN_FENCED.match(body)
+        return self.observation_codec.normalize(m.group(1) if m else body)
+
+    def to_awb_observation(self, observation: str) -> str:
+        return f"```\n{observation}\n```"
+
+    def real_env(self, config: dict[str, Any] | None = None) -> Environment | None:
+        from domains.terminal.env import TerminalEnv
+
+        return TerminalEnv(config)
+
+    def real_env_status(self) -> tuple[bool, str]:
+        missing = [p for p in ("bwrap", "tmux") if shutil.which(p) is None]
+        if missing:
+            return False, f"missing {', '.join(missing)} (apt-get install -y bubblewrap tmux)"
+        return True, "bubblewrap sandbox with a tmux terminal"
