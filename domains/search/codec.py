@@ -6,20 +6,27 @@ One canonical text per action, a JSON object with ``name`` then ``arguments`` (k
 
     {"name": "web_search", "arguments": {"queries": ["python assert statement", "..."]}}
     {"name": "web_extractor", "arguments": {"url": "https://...", "goal": "optional"}}
+    {"name": "web_extractor", "arguments": {"url": ["https://a...", "https://b..."], "goal": "..."}}
     {"name": "memory", "arguments": {"op": "set", "key": "answer", "value": "42"}}
     {"name": "memory", "arguments": {"op": "get" | "delete", "key": "answer"}}
     {"name": "memory", "arguments": {"op": "list"}}
+
+``url`` is a string for one page and a list only for two or more (a one-element list becomes a string).
 
 :meth:`SearchActionCodec.parse` also accepts the shapes agents commonly emit: an OpenAI tool call
 (``{"function": {"name": ..., "arguments": "<json string>"}}``), ``tool``/``args``/``parameters``/``input``
 instead of ``name``/``arguments``, arguments as a JSON string, a ``<tool_call>...</tool_call>`` wrapper,
 tool aliases (``search`` → ``web_search``; ``visit``/``open``/``fetch``/``browse``/``extract`` →
-``web_extractor``), ``query`` (string or list) for ``queries``, ``url`` as a one-element list, operation
+``web_extractor``), ``query`` (string or list) for ``queries``, ``url`` as a string or a list, operation
 aliases (``store``/``save``/``put`` → ``set``, ``read``/``recall`` → ``get``, ``remove``/``del`` →
-``delete``, ``keys`` → ``list``) and non-string memory values (stored as their compact JSON text).
+``delete``, ``keys`` → ``list``) and non-string memory values (stored as their compact JSON text). The Qwen
+web agents' calls (``{"name": "search", "arguments": {"query": [...]}}`` and ``{"name": "visit",
+"arguments": {"url": ... , "goal": "..."}}``) are among these shapes.
 
-Observations (the exact layouts; ``render`` writes them, ``parse`` reads them back)
-----------------------------------------------------------------------------------
+Observations: two layouts (``render`` writes each, ``parse`` reads both back)
+-----------------------------------------------------------------------------
+**awctl layout** (the real env's default).
+
 web_search — one block per query, in the action's order; blocks and results separated by one blank line;
 result numbers **restart at 1 in every query block** and count up without gaps::
 
@@ -54,21 +61,85 @@ memory — one line (``get`` adds the value on the following lines, verbatim)::
     <value>
 
 Keys are written as JSON strings. Any failure (bad action, unknown page, fault) is ``Error: <message>``.
+
+**Qwen layout** (the ``search`` and ``visit`` tools of the Qwen / Alibaba-NLP web agents — WebSailor,
+WebDancer, Tongyi DeepResearch — as found in their logs and in AgentWorldBench rows).
+
+search — one block per query, blocks joined by a line ``=======``; results numbered from 1 in every
+block, separated by one blank line; the ``Date published:`` and ``Source:`` lines appear only when the
+engine gave them; the snippet follows after a blank line (the tools) or directly (some datasets)::
+
+    A Google search for '<query>' found <n> results:
+
+    ## Web Results
+    1. [<title>](<url>)
+    Date published: <date as the engine wrote it>
+    Source: <source>
+
+    <snippet>
+
+    2. [<title>](<url>)
+    ...
+    =======
+    No results found for '<query>'. Try with a more general query.
+
+A block may instead be the tools' "No results found for '<query>'..." text, or a backend failure for that
+query ("Google search Timeout, return None, Please try again later.").
+
+visit — one page per requested URL, joined by ``=======`` lines; the evidence may span paragraphs::
+
+    The useful information in <url> for user goal <goal> as follows:
+
+    Evidence in page:
+    <evidence>
+
+    Summary:
+    <summary>
+
+(the tools end the header and both label lines with one space; the text may follow a label on its line). A page that could not be read
+keeps this layout with the tools' fixed "could not be accessed" evidence; a page that failed outright is
+``Error fetching <url>: <reason>``. Whole-call failures are the tools' own texts, kept verbatim:
+``[Search] Invalid request format: ...``, ``[Visit] Invalid request format: ...``, ``[visit] Failed to read
+page``, ``Google search Timeout, ...``. Memory replies and ``Error:`` lines are the same in both layouts.
+
+``render(parse(text)) == text`` byte for byte for every Qwen-layout text ``parse`` accepts (spacing is
+recorded), and for awctl-layout texts ``render`` writes. ``normalize`` maps both layouts to a form where
+trailing spaces, blank-line runs and the Qwen layout's optional spacing (blank line before a snippet,
+label text on the same line) no longer matter.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any
 
 from awctl.domain import ActionCodec, ObservationCodec
 from awctl.errors import CodecError
 
+from .observations import (
+    ErrorReply,
+    MemoryReply,
+    Observation,
+    PageExtract,
+    QueryBlock,
+    SearchResult,
+    SearchResults,
+    VisitPage,
+    VisitReport,
+)
+from .qwen_layout import canonical_style, parse_qwen, render_qwen
+
+__all__ = [
+    "ErrorReply", "MemoryReply", "Observation", "PageExtract", "QueryBlock", "SearchAction",
+    "SearchActionCodec", "SearchObservationCodec", "SearchResult", "SearchResults", "VisitPage", "VisitReport",
+]  # fmt: skip
+
 TOOLS = ("web_search", "web_extractor", "memory")
 MEMORY_OPS = ("set", "get", "delete", "list")
 MAX_QUERIES = 5
+MAX_URLS = 10
 
 _TOOL_ALIASES = {
     "web_search": "web_search", "search": "web_search", "google_search": "web_search",
@@ -178,9 +249,17 @@ class SearchActionCodec(ActionCodec):
         url = args.get("url")
         if isinstance(url, list) and len(url) == 1:
             url = url[0]
-        if not isinstance(url, str) or not url.strip():
-            raise CodecError("needs one URL string", where="action.arguments.url")
-        out: dict[str, Any] = {"url": url.strip()}
+        if isinstance(url, list):
+            if not url or len(url) > MAX_URLS:
+                raise CodecError(f"needs 1 to {MAX_URLS} URLs", where="action.arguments.url")
+            for i, u in enumerate(url):
+                if not isinstance(u, str) or not u.strip():
+                    raise CodecError("must be a non-empty URL string", where=f"action.arguments.url[{i}]")
+            out: dict[str, Any] = {"url": [u.strip() for u in url]}
+        elif not isinstance(url, str) or not url.strip():
+            raise CodecError("needs one URL string or a list of them", where="action.arguments.url")
+        else:
+            out = {"url": url.strip()}
         goal = args.get("goal")
         if goal is not None:
             if not isinstance(goal, str) or "\n" in goal:
@@ -230,64 +309,14 @@ class SearchActionCodec(ActionCodec):
             '- {"name": "web_search", "arguments": {"queries": ["<query>", ...]}}: search the web (1 to '
             f"{MAX_QUERIES} queries); returns numbered results per query with URL, Title, Snippet and Date.\n"
             '- {"name": "web_extractor", "arguments": {"url": "<url>", "goal": "<optional goal>"}}: fetch a '
-            "page as Markdown; with a goal, only the passages relevant to it.\n"
+            "page as Markdown; with a goal, only the passages relevant to it (a list of URLs reads several "
+            "pages where the tool supports it).\n"
             '- {"name": "memory", "arguments": {"op": "set", "key": "<key>", "value": "<text>"}}, and ops '
             '"get"/"delete" (with "key") and "list": a key-value scratchpad kept for the episode.'
         )
 
 
 # ── observations ─────────────────────────────────────────────────────────────────────────────────────
-
-
-@dataclass(frozen=True)
-class SearchResult:
-    url: str
-    title: str
-    snippet: str
-    date: str
-
-
-@dataclass(frozen=True)
-class QueryBlock:
-    query: str
-    results: tuple[SearchResult, ...]
-    # Numbers as written (``[n]``) and the ``Results:`` count; render writes 1..n and len(results).
-    numbers: tuple[int, ...] = ()
-    declared: int | None = None
-
-
-@dataclass(frozen=True)
-class SearchResults:
-    blocks: tuple[QueryBlock, ...]
-    # Block numbers as written in ``Query <i>:``.
-    block_numbers: tuple[int, ...] = ()
-
-
-@dataclass(frozen=True)
-class PageExtract:
-    url: str
-    title: str
-    date: str
-    body: str
-    goal: str | None = None
-
-
-@dataclass(frozen=True)
-class MemoryReply:
-    """``kind`` is stored | updated | deleted | missing | value | keys."""
-
-    kind: Literal["stored", "updated", "deleted", "missing", "value", "keys"]
-    key: str | None = None
-    value: str | None = None
-    keys: tuple[str, ...] = field(default_factory=tuple)
-
-
-@dataclass(frozen=True)
-class ErrorReply:
-    message: str
-
-
-Observation = SearchResults | PageExtract | MemoryReply | ErrorReply
 
 _RESULT_FIELDS = ("Title", "Snippet", "Date")
 
@@ -297,11 +326,19 @@ def _q(key: str) -> str:
 
 
 class SearchObservationCodec(ObservationCodec):
-    """Renders and parses the layouts in the module docstring; ``parse`` errors name the line."""
+    """Renders and parses the layouts in the module docstring; ``parse`` errors name the line.
+
+    Which layout ``render`` writes follows the observation: a :class:`SearchResults` with ``layout="qwen"``,
+    a :class:`VisitReport` and a ``verbatim`` :class:`ErrorReply` are written in the Qwen layout.
+    """
 
     def render(self, observation: Observation) -> str:
         if isinstance(observation, ErrorReply):
-            return f"Error: {observation.message}"
+            return observation.message if observation.verbatim else f"Error: {observation.message}"
+        if isinstance(observation, VisitReport) or (
+            isinstance(observation, SearchResults) and observation.layout == "qwen"
+        ):
+            return render_qwen(observation)
         if isinstance(observation, SearchResults):
             blocks = []
             for i, block in enumerate(observation.blocks, 1):
@@ -338,6 +375,9 @@ class SearchObservationCodec(ObservationCodec):
         raise TypeError(f"not a search-domain observation: {observation!r}")
 
     def parse(self, text: str) -> Observation:
+        qwen = parse_qwen(text.lstrip("\n"))
+        if qwen is not None:
+            return qwen
         text = text.strip("\n")
         if text.startswith("Error:"):
             return ErrorReply(text[len("Error:") :].strip())
@@ -351,7 +391,8 @@ class SearchObservationCodec(ObservationCodec):
         raise CodecError(
             f"unrecognised observation starting {first[:60]!r}",
             where="observation line 1",
-            hint="search results start 'Query 1:', pages 'URL:', memory replies 'Memory:', errors 'Error:'",
+            hint="search results start 'Query 1:' (or \"A Google search for '...'\"), pages 'URL:' (or 'The "
+            "useful information in ...'), memory replies 'Memory:', errors 'Error:'",
         )
 
     @staticmethod
@@ -444,7 +485,14 @@ class SearchObservationCodec(ObservationCodec):
         return SearchResults(tuple(blocks), tuple(block_numbers))
 
     def normalize(self, text: str) -> str:
-        # Trailing spaces and runs of blank lines carry no meaning in any of the layouts.
+        # Trailing spaces and runs of blank lines carry no meaning in any of the layouts; nor does the
+        # Qwen layout's optional spacing, so a Qwen-layout text is first rewritten in its canonical style.
+        try:
+            parsed = parse_qwen(text.lstrip("\n"))
+        except CodecError:
+            parsed = None
+        if isinstance(parsed, (SearchResults, VisitReport)):
+            text = render_qwen(canonical_style(parsed))
         lines = [line.rstrip() for line in text.strip().splitlines()]
         out: list[str] = []
         for line in lines:

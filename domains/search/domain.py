@@ -21,7 +21,8 @@ class SearchDomain(Domain):
     modality = "text"
     description = (
         "Search agent tools — web_search (ranked results per query), web_extractor (page as Markdown) and a "
-        "key-value memory — over a local SQLite FTS5/bm25 engine on a shipped Python-documentation corpus"
+        "key-value memory — over a local SQLite FTS5/bm25 engine on a shipped Python-documentation corpus; reads "
+        "and writes its own output layout and that of the Qwen web agents' search/visit tools"
     )
 
     def __init__(self) -> None:
@@ -35,13 +36,17 @@ class SearchDomain(Domain):
         return search_prompt_builder()
 
     def sections_for(self, task: Task | None = None, initial_state: str = "") -> SystemPrompt:
-        from .env import READY
+        """The five sections; the simulation instruction describes the layout the initial state names."""
+        from .env import READY, READY_QWEN
+        from .prompts import simulation_instruction_for
 
         return SystemPrompt(
             task_description=task.instruction if task else "",
             action_space=self.action_codec.schema(),
             initial_state=initial_state or READY,
-            simulation_instruction=self.prompt_builder.simulation_instruction,
+            simulation_instruction=simulation_instruction_for(
+                "qwen" if initial_state == READY_QWEN else "awctl"
+            ),
         )
 
     def verifiers(self) -> list[Verifier]:
@@ -68,8 +73,8 @@ class SearchDomain(Domain):
         return list(PERTURBATIONS)
 
     # AgentWorldBench bodies are the tool-call JSON and the tool output text. Actions in any accepted
-    # shape become canonical; observations that parse are re-rendered canonically; anything else passes
-    # through unchanged so a conversion never loses text.
+    # shape become canonical; observations that parse are re-rendered (byte-identical in the Qwen layout
+    # those rows use); anything else passes through unchanged so a conversion never loses text.
     def from_awb_action(self, body: str) -> str:
         try:
             return self.action_codec.render(self.action_codec.parse(body))
@@ -92,7 +97,7 @@ class SearchDomain(Domain):
         from .env import SearchEnv
 
         config = config or {}
-        return SearchEnv(top_k=int(config.get("top_k", 5)))
+        return SearchEnv(top_k=int(config.get("top_k", 5)), layout=str(config.get("layout", "awctl")))
 
     def real_env_status(self) -> tuple[bool, str]:
         from .engine import CORPUS_FILE
@@ -114,5 +119,5 @@ class SearchDomain(Domain):
             source="real:search",
             system=self.sections_for(task, initial),
             turns=turns,
-            metadata={"top_k": env.top_k},
+            metadata={"top_k": env.top_k, "layout": env.layout},
         )

@@ -33,6 +33,25 @@ SEARCH_SIMULATION_INSTRUCTION = (
     "with earlier observations; do not help or correct the agent. " + DEFAULT_OUTPUT_RULES
 )
 
+QWEN_SIMULATION_INSTRUCTION = (
+    "Predict the tool output for the agent's latest call, given everything before it, in the layout of the "
+    "Qwen web agents' search and visit tools. web_search returns, for each query in order, \"A Google search "
+    "for '<query>' found <n> results:\", a blank line, '## Web Results' and numbered results ('1. [<title>]"
+    "(<url>)', then 'Date published: <date>' when known, a blank line and the snippet; results separated by "
+    "a blank line, at most the engine's top-k, numbering restarting in each block), or \"No results found "
+    "for '<query>'. Try with a more general query.\"; blocks are joined by a line '======='. web_extractor "
+    "returns, per URL, 'The useful information in <url> for user goal <goal> as follows: ', a blank line, "
+    "'Evidence in page: ' with the page's passages relevant to the goal, a blank line and 'Summary: ' with "
+    "a summary, consistent with any earlier search result for that URL. memory replies exactly as a "
+    "key-value store holding every earlier set/delete. Stay consistent with earlier observations; do not "
+    "help or correct the agent. " + DEFAULT_OUTPUT_RULES
+)
+
+
+def simulation_instruction_for(layout: str) -> str:
+    """The simulation instruction describing observations in ``layout`` ("awctl" or "qwen")."""
+    return QWEN_SIMULATION_INSTRUCTION if layout == "qwen" else SEARCH_SIMULATION_INSTRUCTION
+
 
 def search_prompt_builder() -> PromptBuilder:
     return PromptBuilder(

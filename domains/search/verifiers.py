@@ -2,16 +2,28 @@
 
 Each check reads the candidate observation from :class:`TurnContext` (so it judges a simulator's
 prediction as well as a recording) and returns ``None`` when it does not apply to the turn. Error
-observations (``Error: ...``: rate limits, timeouts, 404s) are legitimate answers to any action and are
-left alone by every check except ``observation_parses``.
+observations (``Error: ...``: rate limits, timeouts, 404s, and the Qwen tools' own failure texts) are
+legitimate answers to any action and are left alone by every check except ``observation_parses``.
 
-Numbering convention checked by ``search_numbering``: result numbers restart at 1 in every query block
-(see :mod:`domains.search.codec`).
+Both observation layouts of :mod:`domains.search.codec` are checked. Numbering convention checked by
+``search_numbering``: result numbers restart at 1 in every query block. What differs in the Qwen layout:
+
+* its blocks carry no numbers, and a block may be the tools' no-results or timeout text instead of a list
+  (its query, when it names one, must still be the action's query at that position);
+* ``Date published:`` and ``Source:`` lines are optional and the snippet may be absent (the engine gives
+  them or not), so ``search_fields_present`` asks only for a title and a URL, and for a value on every
+  label line present; dates are the engine's free text, so ``dates_valid`` accepts the usual written
+  forms (ISO, "Mar 3, 2024", "3 March 2024", RFC 2822, "5 days ago", "2024年3月5日") rather than only ISO;
+* a trajectory without a ``top_k`` in its metadata is held to the tools' 10 results per query;
+* a visit's evidence and summary are written by an LLM, so ``extract_consistent_with_search`` has nothing
+  exact to compare and does not apply; ``extract_matches_action`` checks its URLs and goal.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import email.utils
+import re
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -26,13 +38,19 @@ from .codec import (
     SearchActionCodec,
     SearchObservationCodec,
     SearchResults,
+    VisitReport,
 )
 from .engine import DEFAULT_TOP_K, words
 from .env import MemoryStore
 
 _ACTIONS = SearchActionCodec()
 _OBS = SearchObservationCodec()
-_EXPECTED_KIND = {"web_search": SearchResults, "web_extractor": PageExtract, "memory": MemoryReply}
+_EXPECTED_KIND: dict[str, tuple[type, ...]] = {
+    "web_search": (SearchResults,),
+    "web_extractor": (PageExtract, VisitReport),
+    "memory": (MemoryReply,),
+}
+QWEN_TOP_K = 10  # the Qwen tools' search returns the engine's first page: 10 results
 
 
 def _action(ctx: TurnContext) -> SearchAction | None:
@@ -59,9 +77,10 @@ def _typed(ctx: TurnContext, kind: type) -> Any:
     return obs if isinstance(obs, kind) else None
 
 
-def _top_k(ctx: TurnContext) -> int:
+def _top_k(ctx: TurnContext, obs: SearchResults) -> int:
     # A trajectory recorded with another top-k says so in its metadata (the recorder writes it).
-    return int(ctx.trajectory.metadata.get("top_k", DEFAULT_TOP_K))
+    default = QWEN_TOP_K if obs.layout == "qwen" else DEFAULT_TOP_K
+    return int(ctx.trajectory.metadata.get("top_k", default))
 
 
 @verifier(
@@ -78,7 +97,7 @@ def observation_parses(ctx: TurnContext) -> VerifyResult:
         return VerifyResult(
             "observation_parses", ok, "" if ok else "an invalid action must get an Error: reply"
         )
-    if isinstance(obs, (ErrorReply, _EXPECTED_KIND[action.name])):
+    if isinstance(obs, (ErrorReply, *_EXPECTED_KIND[action.name])):
         return VerifyResult("observation_parses", True)
     return VerifyResult(
         "observation_parses", False, f"{action.name} returned a {type(obs).__name__} observation"
@@ -93,7 +112,7 @@ def search_numbering(ctx: TurnContext) -> VerifyResult | None:
     obs = _typed(ctx, SearchResults)
     if obs is None:
         return None
-    if list(obs.block_numbers) != list(range(1, len(obs.blocks) + 1)):
+    if obs.layout == "awctl" and list(obs.block_numbers) != list(range(1, len(obs.blocks) + 1)):
         return VerifyResult("search_numbering", False, f"query blocks numbered {list(obs.block_numbers)}")
     for b, block in enumerate(obs.blocks, 1):
         if list(block.numbers) != list(range(1, len(block.results) + 1)):
@@ -105,15 +124,16 @@ def search_numbering(ctx: TurnContext) -> VerifyResult | None:
 
 @verifier(
     "search_result_count",
-    "each block's 'Results: n' equals its results, n <= top-k; one block per query, in order",
+    "each block's 'Results: n' / 'found n results' equals its results, n <= top-k; one block per query, "
+    "in order",
 )
 def search_result_count(ctx: TurnContext) -> VerifyResult | None:
     obs, action = _typed(ctx, SearchResults), _action(ctx)
     if obs is None:
         return None
-    k = _top_k(ctx)
+    k = _top_k(ctx, obs)
     for b, block in enumerate(obs.blocks, 1):
-        if block.declared != len(block.results):
+        if block.notice is None and block.declared != len(block.results):
             return VerifyResult(
                 "search_result_count",
                 False,
@@ -125,24 +145,38 @@ def search_result_count(ctx: TurnContext) -> VerifyResult | None:
             )
     if action is not None and action.name == "web_search":
         queries = action.arguments["queries"]
+        # A Qwen timeout block names no query (None); it still stands in its query's place.
         shown = [block.query for block in obs.blocks]
-        if shown != queries:
+        if len(shown) != len(queries) or any(
+            s is not None and s != q for s, q in zip(shown, queries, strict=True)
+        ):
             return VerifyResult(
                 "search_result_count", False, f"blocks answer {shown}, the action asked {queries}"
             )
     return VerifyResult("search_result_count", True)
 
 
-@verifier("search_fields_present", "every result has a URL, a non-empty Title and Snippet, and a Date")
+@verifier(
+    "search_fields_present",
+    "every result has a URL and a non-empty title; awctl results also a Snippet and a Date, Qwen results a "
+    "value on each Date published:/Source: line they have",
+)
 def search_fields_present(ctx: TurnContext) -> VerifyResult | None:
     obs = _typed(ctx, SearchResults)
     if obs is None:
         return None
     for b, block in enumerate(obs.blocks, 1):
         for n, r in enumerate(block.results, 1):
-            empty = [
-                name for name, v in (("Title", r.title), ("Snippet", r.snippet), ("Date", r.date)) if not v
-            ]
+            if obs.layout == "qwen":
+                fields = [("title", r.title), ("URL", r.url)]
+                fields += [
+                    (name, v)
+                    for name, v in (("Date published", r.date), ("Source", r.source))
+                    if v is not None
+                ]
+            else:
+                fields = [("Title", r.title), ("Snippet", r.snippet), ("Date", r.date)]
+            empty = [name for name, v in fields if not (v or "").strip()]
             if empty:
                 return VerifyResult("search_fields_present", False, f"query {b} result [{n}]: empty {empty}")
     return VerifyResult("search_fields_present", True)
@@ -163,6 +197,8 @@ def urls_valid(ctx: TurnContext) -> VerifyResult | None:
         urls = [r.url for block in obs.blocks for r in block.results]
     elif isinstance(obs, PageExtract):
         urls = [obs.url]
+    elif isinstance(obs, VisitReport):
+        urls = [p.url for p in obs.pages if p.url is not None]
     else:
         return None
     bad = [u for u in urls if not _url_ok(u)]
@@ -176,35 +212,109 @@ def _date_ok(value: str) -> bool:
         return False
 
 
-@verifier("dates_valid", "every Date is a real calendar date written YYYY-MM-DD")
+_MONTHS = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?"
+_RELATIVE = re.compile(r"(?:\d+|an?) (?:second|minute|hour|day|week|month|year)s? ago")
+_CJK = re.compile(r"(\d{4})年(\d{1,2})月(?:(\d{1,2})日)?")
+_WRITTEN = (
+    (re.compile(rf"{_MONTHS} \d{{1,2}}, \d{{4}}"), ("%b %d, %Y", "%B %d, %Y")),
+    (re.compile(rf"\d{{1,2}} {_MONTHS},? \d{{4}}"), ("%d %b %Y", "%d %B %Y")),
+    (re.compile(rf"{_MONTHS} \d{{4}}"), ("%b %Y", "%B %Y")),
+)
+
+
+def _loose_date_ok(value: str) -> bool:
+    """A date as search engines write it: ISO (with or without a time), written month forms, RFC 2822,
+    relative ("3 days ago") or CJK; every calendar part must exist."""
+    value = value.strip()
+    if _date_ok(value[:10]) and (len(value) == 10 or value[10] in "T "):
+        return True
+    if _RELATIVE.fullmatch(value):
+        return True
+    m = _CJK.fullmatch(value)
+    if m:
+        try:
+            _dt.date(int(m.group(1)), int(m.group(2)), int(m.group(3) or 1))
+            return True
+        except ValueError:
+            return False
+    for pattern, formats in _WRITTEN:
+        if pattern.fullmatch(value):
+            text = value.replace(",", "").replace(".", "").replace("Sept", "Sep")
+            for fmt in formats:
+                try:
+                    _dt.datetime.strptime(text, fmt.replace(",", ""))
+                    return True
+                except ValueError:
+                    continue
+            return False
+    try:
+        return email.utils.parsedate_to_datetime(value) is not None
+    except (TypeError, ValueError, IndexError):
+        return False
+
+
+def _date_ok(value: str) -> bool:
+    try:
+        return len(value) == 10 and _dt.date.fromisoformat(value).isoformat() == value
+    except ValueError:
+        return False
+
+
+@verifier(
+    "dates_valid",
+    "every awctl Date is a real calendar date written YYYY-MM-DD; every Qwen 'Date published' a real date in "
+    "a form engines write",
+)
 def dates_valid(ctx: TurnContext) -> VerifyResult | None:
     obs = _observation(ctx)
     if isinstance(obs, SearchResults):
-        dates = [r.date for block in obs.blocks for r in block.results]
+        dates = [r.date for block in obs.blocks for r in block.results if r.date is not None]
+        ok = _loose_date_ok if obs.layout == "qwen" else _date_ok
+        if obs.layout == "qwen" and not dates:
+            return None
     elif isinstance(obs, PageExtract):
-        dates = [obs.date]
+        dates, ok = [obs.date], _date_ok
     else:
         return None
-    bad = [d for d in dates if not _date_ok(d)]
+    bad = [d for d in dates if not ok(d)]
     return VerifyResult("dates_valid", not bad, f"bad date(s): {bad}" if bad else "")
 
 
 @verifier(
-    "extract_matches_action", "a page extract is of the URL the action asked for, with the action's goal"
+    "extract_matches_action",
+    "a page extract / visit is of the URL(s) the action asked for, with the action's goal",
 )
 def extract_matches_action(ctx: TurnContext) -> VerifyResult | None:
-    obs, action = _typed(ctx, PageExtract), _action(ctx)
-    if obs is None or action is None or action.name != "web_extractor":
+    obs, action = _observation(ctx), _action(ctx)
+    if action is None or action.name != "web_extractor" or not isinstance(obs, (PageExtract, VisitReport)):
         return None
-    want = action.arguments["url"].split("#", 1)[0]
-    if obs.url != want:
+    asked = action.arguments["url"]
+    goal = action.arguments.get("goal")
+    if isinstance(obs, PageExtract):
+        want = asked.split("#", 1)[0] if isinstance(asked, str) else asked
+        if obs.url != want:
+            return VerifyResult(
+                "extract_matches_action", False, f"page is {obs.url}, the action asked for {want}"
+            )
+        if obs.goal != goal:
+            return VerifyResult(
+                "extract_matches_action", False, f"Goal line {obs.goal!r} differs from the action's"
+            )
+        return VerifyResult("extract_matches_action", True)
+    # The Qwen tools may fetch several URLs in parallel, so pages may come in any order.
+    want_urls = sorted(asked if isinstance(asked, list) else [asked])
+    got_urls = sorted(p.url or "?" for p in obs.pages)
+    if got_urls != want_urls:
         return VerifyResult(
-            "extract_matches_action", False, f"page is {obs.url}, the action asked for {want}"
+            "extract_matches_action", False, f"pages are {got_urls}, the action asked for {want_urls}"
         )
-    if obs.goal != action.arguments.get("goal"):
-        return VerifyResult(
-            "extract_matches_action", False, f"Goal line {obs.goal!r} differs from the action's"
-        )
+    for page in obs.pages:
+        if page.notice is None and page.goal != goal:
+            return VerifyResult(
+                "extract_matches_action",
+                False,
+                f"page {page.url}: goal {page.goal!r}, the action's is {goal!r}",
+            )
     return VerifyResult("extract_matches_action", True)
 
 
@@ -242,7 +352,7 @@ def extract_consistent_with_search(ctx: TurnContext) -> VerifyResult | None:
             return VerifyResult(
                 "extract_consistent_with_search", False, f"title {obs.title!r} but search said {r.title!r}"
             )
-        if r.date != obs.date:
+        if r.date is not None and r.date != obs.date:
             return VerifyResult(
                 "extract_consistent_with_search", False, f"date {obs.date} but search said {r.date}"
             )
@@ -258,7 +368,8 @@ def extract_consistent_with_search(ctx: TurnContext) -> VerifyResult | None:
 
 
 @verifier(
-    "search_results_consistent", "a URL keeps the same title and date in every search result of the episode"
+    "search_results_consistent",
+    "a URL keeps the same title in every search result of the episode, and the same date where both give one",
 )
 def search_results_consistent(ctx: TurnContext) -> VerifyResult | None:
     obs = _typed(ctx, SearchResults)
@@ -269,7 +380,9 @@ def search_results_consistent(ctx: TurnContext) -> VerifyResult | None:
     for block in obs.blocks:
         for r in block.results:
             for prev in [*earlier.get(r.url, []), *([current[r.url]] if r.url in current else [])]:
-                if (prev.title, prev.date) != (r.title, r.date):
+                # Engines show a date for a page on some queries and not others (Qwen layout).
+                dates_differ = None not in (prev.date, r.date) and prev.date != r.date
+                if prev.title != r.title or dates_differ:
                     return VerifyResult(
                         "search_results_consistent", False,
                         f"{r.url}: now {r.title!r} ({r.date}), earlier {prev.title!r} ({prev.date})",
@@ -292,7 +405,7 @@ def memory_replay(ctx: TurnContext) -> VerifyResult | None:
         except CodecError:
             continue
         # An action answered with an error (a perturbed turn) did not touch memory.
-        if prev.name == "memory" and not turn.observation.startswith("Error:"):
+        if prev.name == "memory" and not turn.observation.lstrip("\n").startswith("Error:"):
             store.apply(prev.arguments)
     expected = _OBS.render(store.apply(action.arguments))
     ok = _OBS.normalize(expected) == _OBS.normalize(ctx.observation)

@@ -1,0 +1,123 @@
+"""Structured search-domain observations, shared by both text layouts (see :mod:`domains.search.codec`).
+
+Fields that only one layout writes have defaults, so code building an awctl-layout observation never
+names them. Fields marked *style* record how a Qwen-layout text was spaced, so that rendering a parsed
+text gives it back byte for byte; they carry no meaning and ``normalize`` ignores them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+Layout = Literal["awctl", "qwen"]
+LAYOUTS: tuple[str, ...] = ("awctl", "qwen")
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """One hit. ``date`` is None only in the Qwen layout, when the result has no ``Date published:`` line.
+
+    Qwen layout only: ``source`` (the ``Source:`` line, None when absent) and ``snippet_gap`` (*style*:
+    newlines between the result's last header line and its snippet — 2 as the Qwen tools write it, 1 as
+    some datasets write it, 0 when nothing follows the header).
+    """
+
+    url: str
+    title: str
+    snippet: str
+    date: str | None
+    source: str | None = None
+    snippet_gap: int = 2
+
+
+@dataclass(frozen=True)
+class QueryBlock:
+    """The answer to one query.
+
+    ``numbers`` are the result numbers as written and ``declared`` the count the block states (``Results:
+    n`` / ``found n results``); empty/None mean "as rendered": 1..n and the number of results.
+    Qwen layout only: ``notice`` is the verbatim text of a block that lists no results (the tools' "No
+    results found for '<query>'..." or a timeout message) and then ``query`` is the query that text names,
+    or None; ``engine`` is the word in "A <engine> search for".
+    """
+
+    query: str | None
+    results: tuple[SearchResult, ...]
+    numbers: tuple[int, ...] = ()
+    declared: int | None = None
+    notice: str | None = None
+    engine: str = "Google"
+
+
+@dataclass(frozen=True)
+class SearchResults:
+    """A web_search answer: one block per query, in the action's order.
+
+    ``block_numbers`` are the awctl layout's ``Query <i>:`` numbers as written (the Qwen layout numbers
+    no blocks).
+    """
+
+    blocks: tuple[QueryBlock, ...]
+    block_numbers: tuple[int, ...] = ()
+    layout: Layout = "awctl"
+
+
+@dataclass(frozen=True)
+class PageExtract:
+    """An awctl-layout web_extractor answer: the page (or its passages matching ``goal``) as Markdown."""
+
+    url: str
+    title: str
+    date: str
+    body: str
+    goal: str | None = None
+
+
+@dataclass(frozen=True)
+class VisitPage:
+    """One page of a Qwen-layout visit: the evidence and summary found in ``url`` for ``goal``.
+
+    A page that could not be fetched at all in a multi-URL visit is a ``notice`` (verbatim text such as
+    "Error fetching <url>: ..."), with ``url`` the URL it names or None, and empty evidence and summary.
+    *Style*: ``header_space`` follows "as follows:", ``evidence_sep``/``summary_sep`` follow the
+    "Evidence in page:"/"Summary:" labels, and ``trailer`` is the whitespace after the summary.
+    """
+
+    url: str | None
+    goal: str | None
+    evidence: str
+    summary: str
+    notice: str | None = None
+    header_space: str = " "
+    evidence_sep: str = " \n"
+    summary_sep: str = " \n"
+    trailer: str = ""
+
+
+@dataclass(frozen=True)
+class VisitReport:
+    """A Qwen-layout visit answer: one :class:`VisitPage` per requested URL."""
+
+    pages: tuple[VisitPage, ...]
+
+
+@dataclass(frozen=True)
+class MemoryReply:
+    """``kind`` is stored | updated | deleted | missing | value | keys."""
+
+    kind: Literal["stored", "updated", "deleted", "missing", "value", "keys"]
+    key: str | None = None
+    value: str | None = None
+    keys: tuple[str, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True)
+class ErrorReply:
+    """A failed call. awctl layout: ``Error: <message>``; ``verbatim`` (Qwen layout): the message alone."""
+
+    message: str
+    verbatim: bool = False
+
+
+Observation = SearchResults | PageExtract | VisitReport | MemoryReply | ErrorReply
