@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs the system programs awctl's real environments and tests use, when missing (Debian/Ubuntu).
+set -euo pipefail
+need=()
+command -v bwrap >/dev/null || need+=(bubblewrap)
+command -v tmux >/dev/null || need+=(tmux)
+command -v dockerd >/dev/null || need+=(docker.io)
+[ -x /bin/busybox ] || need+=(busybox-static)
+[ -x /bin/bash-static ] || need+=(bash-static)
+command -v git >/dev/null || need+=(git)
+if [ ${#need[@]} -eq 0 ]; then
+  echo "system deps present"
+  exit 0
+fi
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+echo "installing: ${need[*]}"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
