@@ -1,0 +1,66 @@
+"""Property: the verifiers never flag what the real editor prints, whatever the edit sequence."""
+
+import tempfile
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from awctl.domain import run_verifiers
+from awctl.trajectory import Trajectory, Turn
+from domains.swe.editor import Editor
+from domains.swe.plugin import SweDomain
+from domains.swe.tasks import editor
+
+DOMAIN = SweDomain()
+PATHS = ("/testbed/a.py", "/testbed/b.txt", "/testbed/./a.py", "/testbed//b.txt")
+text = st.text(alphabet="ab \t\n\rx=", max_size=40)
+
+op = st.one_of(
+    st.tuples(st.just("view"), st.sampled_from(PATHS)),
+    st.tuples(st.just("view_range"), st.sampled_from(PATHS), st.integers(-1, 8), st.integers(-1, 8)),
+    st.tuples(st.just("create"), st.sampled_from(PATHS), text),
+    st.tuples(st.just("create_big"), st.sampled_from(PATHS), st.integers(15990, 16010)),
+    st.tuples(st.just("str_replace"), st.sampled_from(PATHS), st.text(alphabet="ab \t\nx=", min_size=1, max_size=4), text),
+    st.tuples(st.just("insert"), st.sampled_from(PATHS), st.integers(-1, 9), text),
+    st.tuples(st.just("undo_edit"), st.sampled_from(PATHS)),
+)
+
+
+def action_for(item: tuple) -> str:
+    kind, path = item[0], item[1]
+    if kind == "view":
+        return editor("view", path)
+    if kind == "view_range":
+        return editor("view", path, view_range=[item[2], item[3]])
+    if kind == "create":
+        return editor("create", path, file_text=item[2])
+    if kind == "create_big":
+        return editor("create", path, file_text=("x\t" * item[2])[: item[2]])
+    if kind == "str_replace":
+        return editor("str_replace", path, old_str=item[2], new_str=item[3])
+    if kind == "insert":
+        return editor("insert", path, insert_line=item[2], new_str=item[3])
+    return editor("undo_edit", path)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(op, min_size=1, max_size=10), st.none() | text)
+def test_real_editor_observations_always_verify(ops, preexisting):
+    from domains.swe.codec import SweActionCodec
+
+    codec = SweActionCodec()
+    with tempfile.TemporaryDirectory() as tmp:
+        ed = Editor(Path(tmp), "/testbed")
+        if preexisting is not None:  # a file the trajectory never saw created: its text is unknown
+            (Path(tmp) / "b.txt").write_text(preexisting)
+        turns = []
+        for item in ops:
+            action = action_for(item)
+            call = codec.parse(action)
+            out = ed.run(call.command, call.path, **call.kwargs())
+            turns.append(Turn(action=action, observation=out.observation))
+        traj = Trajectory(id="prop", domain="swe", turns=turns)
+        for i in range(len(turns)):
+            bad = [r for r in run_verifiers(DOMAIN, traj, i) if not r.ok]
+            assert not bad, (i, turns[i].action, bad)
