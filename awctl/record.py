@@ -171,7 +171,8 @@ def select_tasks(domain: Domain, suite: str | None, limit: int | None = None, id
             f"domain {domain.name!r} has no task suite {unknown[0]!r}",
             hint=f"suites: {', '.join(domain.suites()) or 'none'}",
         )
-    tasks = [t for s in suites for t in domain.tasks(s)]
+    # Suites may overlap (an "all" suite repeating the others): each task id is kept once.
+    tasks = list({t.id: t for s in suites for t in domain.tasks(s)}.values())
     if ids:
         missing = sorted(set(ids) - {t.id for t in tasks})
         if missing:
