@@ -1,0 +1,449 @@
+"""``run_prep``: the whole prep pipeline over a stream of inputs, for the CLI and the ``prep`` stage.
+
+Memory stays flat in the number of records: records stream one at a time, tokenization runs in batches
+of ``batch_size`` trajectories, the packer holds at most ``max_open`` blocks per split and each shard
+writer at most ``blocks_per_shard`` blocks. Only the dedupe index and the source→split table grow.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections import deque
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from awctl.data.chat_tokens import ChatEncoder, Document
+from awctl.data.clean import Filters, check_domain, check_filters
+from awctl.data.dedupe import Deduper, content_digest
+from awctl.data.ingest import Record, Rejected, expand_inputs, iter_records
+from awctl.data.masking import CATEGORIES, InfoMaskPolicy, MaskConfig, MaskReport
+from awctl.data.packing import BlockPacker
+from awctl.data.shards import MANIFEST, MANIFEST_VERSION, ShardWriter
+from awctl.data.split import SourceSplitter, parse_ratios, source_key
+from awctl.errors import AwctlError
+from awctl.trajectory import Trajectory
+
+
+class PrepConfig(BaseModel):
+    """Everything that decides a prep run's output (recorded in the manifest)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    inputs: list[str]
+    out: str
+    tokenizer: str = "train:4096"
+    mode: Literal["cpt", "sft"] = "cpt"
+    block_size: int = Field(1024, ge=16)
+    split: str = "train=0.9,val=0.05,test=0.05"
+    seed: int = 0
+    shard: str = "0/1"
+    mask: MaskConfig = Field(default_factory=MaskConfig)
+    min_turns: int = 1
+    max_turns: int | None = None
+    min_chars: int = 0
+    max_chars: int | None = None
+    verify: bool = True
+    dedupe: bool = True
+    near_dup_threshold: float | None = 0.9
+    allow_unknown_domains: bool = False
+    prompt_variant: int | Literal["hash"] = "hash"
+    wrap_observation: bool = True
+    sft_target: Literal["all", "last"] = "all"
+    blocks_per_shard: int = Field(1024, ge=1)
+    batch_size: int = Field(64, ge=1)
+    workers: int = Field(0, ge=0)  # 0: in-process; N: N worker processes mask and tokenize batches
+    tokenizer_train_docs: int = Field(20000, ge=1)
+
+    @field_validator("shard")
+    @classmethod
+    def _shard(cls, value: str) -> str:
+        parse_shard(value)
+        return value
+
+    @field_validator("split")
+    @classmethod
+    def _split(cls, value: str) -> str:
+        try:
+            parse_ratios(value)
+        except AwctlError as exc:
+            raise ValueError(exc.message) from None
+        return value
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``"i/n"`` → ``(i, n)`` with ``0 <= i < n``."""
+    i, sep, n = text.partition("/")
+    try:
+        index, count = int(i), int(n)
+    except ValueError:
+        index, count = -1, 0
+    if not sep or count < 1 or not 0 <= index < count:
+        raise ValueError(f"bad shard {text!r}: write i/n with 0 <= i < n, e.g. --shard 0/4")
+    return index, count
+
+
+class Progress(Protocol):
+    """What the pipeline reports while it runs; the CLI shows it as rich progress bars."""
+
+    def phase(self, name: str) -> None: ...
+    def advance(self, records: int = 0, tokens: int = 0) -> None: ...
+
+
+class _NoProgress:
+    def phase(self, name: str) -> None:
+        pass
+
+    def advance(self, records: int = 0, tokens: int = 0) -> None:
+        pass
+
+
+def _hash_unit(*parts: Any) -> int:
+    return int.from_bytes(
+        hashlib.blake2b("\x00".join(map(str, parts)).encode(), digest_size=8).digest(), "big"
+    )
+
+
+def _registry_domains() -> dict[str, Any]:
+    from awctl.plugins import get_registry
+
+    return dict(get_registry().domains)
+
+
+def resolve_tokenizer(config: PrepConfig, files: list[Path], domains: dict[str, Any], out: Path) -> Any:
+    """Load ``config.tokenizer``, or train a BPE tokenizer for ``train:VOCAB`` on the inputs.
+
+    Training reads the first ``tokenizer_train_docs`` valid trajectories of *all* inputs (not just this
+    slice), so every slice of a fan-out trains the same tokenizer and their outputs merge.
+    """
+    from awctl.models.tokenizer import load_tokenizer, train_bpe_tokenizer
+
+    spec = config.tokenizer
+    if spec.startswith("train:"):
+        try:
+            vocab = int(spec.split(":", 1)[1])
+        except ValueError:
+            raise AwctlError(
+                f"bad tokenizer spec {spec!r}", hint="write train:VOCAB, e.g. train:4096"
+            ) from None
+
+        def texts() -> Iterator[str]:
+            n = 0
+            for item in iter_records(files, domains):
+                if isinstance(item, Rejected):
+                    continue
+                traj = item.trajectory
+                yield traj.system.render()
+                for t in traj.turns:
+                    yield t.action
+                    yield t.observation
+                    if t.reasoning:
+                        yield t.reasoning
+                n += 1
+                if n >= config.tokenizer_train_docs:
+                    return
+
+        return train_bpe_tokenizer(texts(), vocab, out / "tokenizer")
+    tok = load_tokenizer(spec)
+    tok.save_pretrained(str(out / "tokenizer"))
+    return tok
+
+
+class PrepRun:
+    """One prep run; :meth:`run` returns the manifest dict (also written to ``out/manifest.json``)."""
+
+    def __init__(
+        self, config: PrepConfig, progress: Progress | None = None, domains: dict[str, Any] | None = None
+    ):
+        self.config = config
+        self.progress = progress or _NoProgress()
+        self.domains = domains if domains is not None else _registry_domains()
+        self.out = Path(config.out)
+        self.slice_index, self.slice_count = parse_shard(config.shard)
+        self.splitter = SourceSplitter(parse_ratios(config.split), config.seed)
+        self.filters = Filters(config.min_turns, config.max_turns, config.min_chars, config.max_chars)
+        self.deduper = (
+            Deduper(near_threshold=config.near_dup_threshold, seed=config.seed + 1) if config.dedupe else None
+        )
+        self.report = MaskReport()
+        self.counts: dict[str, int] = {
+            "read": 0,
+            "in_slice": 0,
+            "kept": 0,
+            "quarantined": 0,
+            "duplicates_exact": 0,
+            "duplicates_near": 0,
+            "documents_split_across_blocks": 0,
+        }
+        self.by_check: dict[str, int] = {}
+        self.sources: dict[str, str] = {}
+        self.timings: dict[str, float] = {}
+
+    # ── helpers ──
+    def _in_slice(self, key: Any) -> bool:
+        return (
+            self.slice_count == 1 or _hash_unit(self.config.seed, key) % self.slice_count == self.slice_index
+        )
+
+    def _quarantine(self, handle: Any, rej: Rejected) -> None:
+        handle.write(json.dumps(rej.to_dict(), ensure_ascii=False) + "\n")
+        self.counts["quarantined"] += 1
+        self.by_check[rej.check] = self.by_check.get(rej.check, 0) + 1
+
+    def _system_text(self, traj: Trajectory, domain: Any) -> str:
+        if domain is None:
+            return traj.system.render()
+        variant = self.config.prompt_variant
+        if variant == "hash":
+            variant = _hash_unit(self.config.seed, "variant", traj.id) % max(1, domain.prompt_variants)
+        return domain.system_prompt(traj.system, variant)
+
+    # ── the run ──
+    def run(self) -> dict[str, Any]:
+        cfg = self.config
+        t_start = time.perf_counter()
+        self.out.mkdir(parents=True, exist_ok=True)
+        files = expand_inputs(cfg.inputs)
+        self.progress.phase("tokenizer")
+        tokenizer = resolve_tokenizer(cfg, files, self.domains, self.out)
+        self.timings["tokenizer_s"] = round(time.perf_counter() - t_start, 3)
+        pad_id = (
+            tokenizer.pad_token_id if tokenizer.pad_token_id is not None else (tokenizer.eos_token_id or 0)
+        )
+        slice_tag = f"{self.slice_index:05d}"
+        packers: dict[str, BlockPacker] = {}
+        writers: dict[str, ShardWriter] = {}
+        batch: list[tuple[Trajectory, str, str, str]] = []  # (trajectory, system text, split, source)
+
+        def emit(docs: list[Document], splits: list[str], spans: MaskReport) -> None:
+            self.report.merge(spans)
+            for doc, split in zip(docs, splits, strict=True):
+                packer = packers.setdefault(split, BlockPacker(cfg.block_size, pad_id))
+                writer = writers.setdefault(
+                    split, ShardWriter(self.out, split, slice_tag, cfg.blocks_per_shard)
+                )
+                for block in packer.add(doc):
+                    writer.add(block)
+                self._count_tokens(doc)
+            self.progress.advance(tokens=sum(len(d) for d in docs))
+
+        pool = _WorkerPool(cfg, self.out / "tokenizer") if cfg.workers > 0 else None
+        in_flight: deque[tuple[Any, list[str]]] = deque()
+        local_worker = _BatchWorker(cfg, tokenizer) if pool is None else None
+
+        def flush_batch(final: bool = False) -> None:
+            if batch:
+                work = [(t, s, src) for t, s, _, src in batch]
+                splits = [split for _, _, split, _ in batch]
+                batch.clear()
+                if local_worker is not None:
+                    emit(*_with_splits(local_worker(work), splits))
+                else:
+                    assert pool is not None
+                    in_flight.append((pool.submit(work), splits))
+            # Results come back in submission order, so output does not depend on worker count.
+            while in_flight and (final or len(in_flight) > 2 * cfg.workers):
+                result, splits = in_flight.popleft()
+                emit(*_with_splits(result.get(), splits))
+
+        self.progress.phase("prep")
+        t_prep = time.perf_counter()
+        with open(self.out / "quarantine.jsonl", "w", encoding="utf-8") as quarantine:
+            for item in iter_records(files, self.domains):
+                self.counts["read"] += 1
+                self.progress.advance(records=1)
+                if isinstance(item, Rejected):
+                    if self._in_slice(f"{item.file}:{item.line}"):
+                        self.counts["in_slice"] += 1
+                        self._quarantine(quarantine, item)
+                    continue
+                digest = content_digest(item.trajectory)
+                if not self._in_slice(digest.hex()):
+                    continue
+                self.counts["in_slice"] += 1
+                accepted = self._clean(item, digest, quarantine)
+                if accepted is None:
+                    continue
+                traj, domain = accepted
+                source = source_key(traj, item.file)
+                split = self.sources.get(source) or self.sources.setdefault(
+                    source, self.splitter.assign(source)
+                )
+                batch.append((traj, self._system_text(traj, domain), split, source))
+                self.counts["kept"] += 1
+                if len(batch) >= cfg.batch_size:
+                    flush_batch()
+            try:
+                flush_batch(final=True)
+            finally:
+                if pool is not None:
+                    pool.close()
+        for split, packer in packers.items():
+            for block in packer.flush():
+                writers[split].add(block)
+            self.counts["documents_split_across_blocks"] += packer.split_documents
+        for writer in writers.values():
+            writer.flush()
+        self.timings["prep_s"] = round(time.perf_counter() - t_prep, 3)
+        return self._write_manifest(tokenizer, writers)
+
+    def _clean(self, item: Record, digest: bytes, quarantine: Any) -> tuple[Trajectory, Any] | None:
+        traj = item.trajectory
+        domain = self.domains.get(traj.domain)
+        failures = check_filters(traj, self.filters)
+        if domain is None and not self.config.allow_unknown_domains:
+            known = ", ".join(sorted(self.domains)) or "none"
+            self._quarantine(
+                quarantine,
+                Rejected(
+                    item.file,
+                    item.line,
+                    "domain",
+                    f"unknown domain {traj.domain!r} (registered: {known})",
+                    traj.id,
+                ),
+            )
+            return None
+        if not failures and domain is not None:
+            failures = check_domain(traj, domain, self.config.verify)
+        if failures:
+            for f in failures:
+                self._quarantine(
+                    quarantine, Rejected(item.file, item.line, f.check, f.reason, traj.id, f.turn)
+                )
+            return None
+        if self.deduper is not None:
+            dup = self.deduper.check(traj, digest)
+            if dup is not None:
+                kind, original = dup
+                self.counts[f"duplicates_{kind}"] += 1
+                self._quarantine(
+                    quarantine,
+                    Rejected(
+                        item.file,
+                        item.line,
+                        f"dedupe:{kind}",
+                        f"duplicate of trajectory {original!r}",
+                        traj.id,
+                    ),
+                )
+                return None
+        return traj, domain
+
+    def _count_tokens(self, doc: Document) -> None:
+        import numpy as np
+
+        cats = doc.category_ids
+        mask = cats >= 0
+        if not mask.any():
+            return
+        n_cat = len(CATEGORIES)
+        tokens = np.bincount(cats[mask], minlength=n_cat)
+        kept = np.bincount(cats[mask & (doc.loss_weights > 0)], minlength=n_cat)
+        for i, name in enumerate(CATEGORIES):
+            if tokens[i]:
+                self.report.add_tokens(name, int(tokens[i]), int(kept[i]))
+
+    def _write_manifest(self, tokenizer: Any, writers: dict[str, ShardWriter]) -> dict[str, Any]:
+        from awctl.models.tokenizer import tokenizer_fingerprint
+
+        cfg = self.config
+        masking = self.report.to_dict(cfg.mask.keep)
+        manifest = {
+            "version": MANIFEST_VERSION,
+            "tokenizer": {
+                "name": cfg.tokenizer,
+                "path": "tokenizer",
+                "sha256": tokenizer_fingerprint(tokenizer),
+                "vocab_size": len(tokenizer),
+                "pad_token_id": tokenizer.pad_token_id,
+            },
+            "config": cfg.model_dump(mode="json"),
+            "slice": cfg.shard,
+            "counts": self.counts,
+            "quarantine": {
+                "path": "quarantine.jsonl",
+                "records": self.counts["quarantined"],
+                "by_check": self.by_check,
+            },
+            "splits": {split: w.summary() for split, w in sorted(writers.items())},
+            "sources": dict(sorted(self.sources.items())),
+            "masking": masking,
+            "timings": self.timings,
+        }
+        (self.out / "masking_report.json").write_text(json.dumps(masking, indent=2), encoding="utf-8")
+        (self.out / MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+        return manifest
+
+
+class _BatchWorker:
+    """Masks and tokenizes one batch: ``[(trajectory, system text, source)]`` → documents + span counts.
+    Runs in the main process (``workers=0``) or in each worker process."""
+
+    def __init__(self, config: PrepConfig, tokenizer: Any) -> None:
+        self.policy = InfoMaskPolicy(config.mask, config.seed)
+        self.encoder = ChatEncoder(tokenizer, config.mode, config.wrap_observation, config.sft_target)
+
+    def __call__(self, work: list[tuple[Trajectory, str, str]]) -> tuple[list[Document], MaskReport]:
+        spans = MaskReport()
+        items = []
+        for traj, system_text, _ in work:
+            labels = self.policy.label(traj, system_text)
+            for turn_labels in labels:
+                spans.add_spans(turn_labels)
+            items.append((traj, system_text, labels))
+        docs = self.encoder.encode(items)
+        for doc, (_, _, source) in zip(docs, work, strict=True):
+            doc.source = source
+        return docs, spans
+
+
+def _with_splits(
+    result: tuple[list[Document], MaskReport], splits: list[str]
+) -> tuple[list[Document], list[str], MaskReport]:
+    return result[0], splits, result[1]
+
+
+_WORKER: _BatchWorker | None = None
+
+
+def _init_worker(config_json: str, tokenizer_dir: str) -> None:
+    global _WORKER
+    from awctl.models.tokenizer import load_tokenizer
+
+    _WORKER = _BatchWorker(PrepConfig.model_validate_json(config_json), load_tokenizer(tokenizer_dir))
+
+
+def _run_worker(work: list[tuple[Trajectory, str, str]]) -> tuple[list[Document], MaskReport]:
+    assert _WORKER is not None
+    return _WORKER(work)
+
+
+class _WorkerPool:
+    """Worker processes for masking and tokenization (forked where the platform allows: no re-import)."""
+
+    def __init__(self, config: PrepConfig, tokenizer_dir: Path) -> None:
+        import multiprocessing as mp
+
+        method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
+        self._pool = mp.get_context(method).Pool(
+            config.workers, initializer=_init_worker, initargs=(config.model_dump_json(), str(tokenizer_dir))
+        )
+
+    def submit(self, work: list[tuple[Trajectory, str, str]]) -> Any:
+        return self._pool.apply_async(_run_worker, (work,))
+
+    def close(self) -> None:
+        self._pool.close()
+        self._pool.join()
+
+
+def run_prep(
+    config: PrepConfig, progress: Progress | None = None, domains: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Run prep for ``config``; returns the manifest. ``domains`` defaults to the plugin registry's."""
+    return PrepRun(config, progress, domains).run()
