@@ -16,18 +16,31 @@ STAGES: dict[str, str] = {
     "convert": "awctl.stages_data:ConvertStage",
     "verify": "awctl.stages_data:VerifyStage",
     "record": "awctl.stages_record:RecordStage",
+    "eval": "awctl.stages_eval:EvalStage",
+    "audit": "awctl.stages_eval:AuditStage",
     "prep": "awctl.stages_prep:PrepStage",
+    "cpt": "awctl.stages_train:CptStage",
+    "sft": "awctl.stages_train:SftStage",
+    "rl": "awctl.stages_train:RlStage",
 }
 
 BACKENDS: dict[str, tuple[str, str]] = {
     # name: ("module:factory", description)
-    "transformers": ("awctl.models.backends:transformers_backend", "Local HF directory or GGUF file, batched."),
-    "vllm": ("awctl.models.backends:vllm_backend", "vLLM offline engine with prefix caching."),
-    "openai": ("awctl.models.backends:openai_backend", "Any OpenAI-compatible chat completions endpoint."),
+    "transformers": ("awctl.models.backends:make_transformers", "Local HF directory or GGUF file, batched."),
+    "vllm": ("awctl.models.backends:make_vllm", "vLLM offline engine with prefix caching."),
+    "openai": ("awctl.models.backends:make_openai", "Any OpenAI-compatible chat completions endpoint."),
 }
 
 JUDGES: dict[str, tuple[str, str]] = {
     # name: ("module:factory", description)
+    "deterministic": (
+        "awctl.eval.deterministic:deterministic_judge",
+        "Reference-grounded, no model: normalised exact match, verifiers, metadata formats.",
+    ),
+    "llm": (
+        "awctl.eval.llm_judge:llm_judge",
+        "Rubric judge over any backend (<final_evaluation> JSON, 1-5).",
+    ),
 }
 
 

