@@ -7,7 +7,9 @@ loaded as a real loose plugin so codecs and verifiers run). The tokenizer is tra
 and loaded from disk by both measurements.
 
 * tokenizer-only: read the same JSONL, validate trajectories, render each with the chat template and
-  tokenize with the tokenizer's batch call — the least work that turns the input into tokens;
+  tokenize with the tokenizer's batch call, in batches of prep's ``batch_size`` trajectories (prep calls
+  the same Rust ``encode_batch`` on batches of that size) — the least work that turns the input into
+  tokens;
 * prep: ``run_prep`` end to end (ingest, codecs, verifiers, exact + MinHash dedupe, split, masking,
   chat tokens with offsets and role spans, packing, safetensors shards, manifest).
 
@@ -65,8 +67,10 @@ def measure(kind: str, data: Path, tok_dir: Path, out: Path) -> dict:
     t0, c0 = time.perf_counter(), _cpu_seconds()
     if kind == "tokenizer":
         from awctl.data.chat_tokens import assistant_body
+        from awctl.data.pipeline import PrepConfig
 
         domain = domains["toyshell"]
+        batch_size = PrepConfig.model_fields["batch_size"].default  # prep's batch: same tokenizer calls
         tokens, batch = 0, []
 
         def flush() -> int:
@@ -82,7 +86,7 @@ def measure(kind: str, data: Path, tok_dir: Path, out: Path) -> dict:
                     {"role": "assistant", "content": assistant_body(t.observation, t.reasoning, True)[0]},
                 ]
             batch.append(tok.apply_chat_template(msgs, tokenize=False))
-            if len(batch) >= 64:
+            if len(batch) >= batch_size:
                 tokens += flush()
         tokens += flush()
     else:

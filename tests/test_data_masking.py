@@ -6,8 +6,11 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from pydantic import ValidationError
 
+from awctl.data import masking
 from awctl.data.masking import CATEGORIES, InfoMaskPolicy, MaskConfig, split_lines
 from awctl.trajectory import SystemPrompt, Trajectory, Turn
 
@@ -108,3 +111,29 @@ def test_features_are_reported_when_asked() -> None:
     assert lab.category == "retrieval"
     assert lab.features["overlap"] == 1.0 and lab.features["novelty"] == 0.0
     assert set(lab.features) >= {"overlap", "novelty", "jaccard", "length_ratio"}
+
+
+_PIECES = ["error", "Exception", "ERROR", "_", "x", "\u00e9", "\u0130", "1", " ", ":", "-", "\n"]
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=20).map("".join))
+def test_error_prefilter_skips_exactly_the_lines_without_trigger_words(line: str) -> None:
+    """The regex pre-filter ("a word ending in error/exception") agrees with the word-by-word test
+    it replaces, so the fast path never changes a line's category."""
+    words = masking._words(line)
+    by_words = masking._ERROR_TRIGGERS.isdisjoint(words) and not any(
+        w.endswith(("error", "exception")) for w in words
+    )
+    by_regex = (
+        masking._ERROR_TRIGGERS.isdisjoint(words) and masking._ERROR_SUFFIX.search(line.lower()) is None
+    )
+    assert by_words == by_regex
+
+
+def test_certain_categories_are_kept_or_dropped_without_a_draw() -> None:
+    """keep=1 keeps every span and keep=0 drops every span of that category."""
+    traj = _traj([(f"write f{i}.txt", f"alpha beta gamma {i}\nrun {i}\n---") for i in range(30)])
+    keep = {c: 1.0 for c in CATEGORIES} | {"boilerplate": 0.0}
+    labels = [lab for turn in InfoMaskPolicy(MaskConfig(keep=keep)).label(traj) for lab in turn]
+    assert {lab.category for lab in labels} >= {"boilerplate", "expansion"}
+    assert all(lab.kept == (lab.category != "boilerplate") for lab in labels)

@@ -115,8 +115,14 @@ _ERROR_TRIGGERS = frozenset(
 )
 
 
-def _is_error_line(line: str, words: list[str]) -> bool:
-    if _ERROR_TRIGGERS.isdisjoint(words) and not any(w.endswith(("error", "exception")) for w in words):
+# A word ending in "error"/"exception": words are maximal \w+ runs, so this is one followed by a non-word.
+_ERROR_SUFFIX = re.compile(r"(error|exception)(?!\w)")
+
+
+def _is_error_line(line: str, lower: str, words: list[str]) -> bool:
+    """``_ERROR`` matches ``line``; ``lower`` and ``words`` (its lower-cased text and words) skip the
+    regex for the many lines that hold no trigger word and no word ending in error/exception."""
+    if _ERROR_TRIGGERS.isdisjoint(words) and _ERROR_SUFFIX.search(lower) is None:
         return False
     return _ERROR.search(line) is not None
 
@@ -167,24 +173,17 @@ def _grams(words: list[str], n: int) -> set[Any]:
     """Word n-grams (tuples) of order ``n``; a line shorter than ``n`` words gives its words (strings)."""
     if len(words) < n or n == 1:
         return set(words)
-    return set(zip(*(words[k:] for k in range(n)), strict=False))
+    return set(zip(*[words[k:] for k in range(n)], strict=False))
 
 
-class _NgramIndex:
-    """The words (as strings) and order-``n`` n-grams (as tuples) of every text added so far; words
-    match lines shorter than ``n``. Strings and tuples never compare equal, so one set holds both."""
-
-    def __init__(self, n: int) -> None:
-        self.n = n
-        self.grams: set[Any] = set()
-
-    def add_words(self, words: list[str]) -> None:
-        self.grams.update(words)
-        if self.n > 1 and len(words) >= self.n:
-            self.grams.update(zip(*(words[k:] for k in range(self.n)), strict=False))
-
-    def share_in(self, grams: set[Any]) -> float:
-        return len(grams & self.grams) / len(grams) if grams else 0.0
+def _words_and_grams(words: list[str], n: int) -> set[Any]:
+    """The words (strings) and, when there are at least ``n``, the order-``n`` n-grams (tuples) of a
+    text: what the history remembers of it, so that a later line of any length can be looked up.
+    Strings and tuples never compare equal, so one set holds both."""
+    found: set[Any] = set(words)
+    if n > 1 and len(words) >= n:
+        found.update(zip(*[words[k:] for k in range(n)], strict=False))
+    return found
 
 
 def split_lines(text: str) -> list[tuple[int, int]]:
@@ -196,108 +195,20 @@ def split_lines(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-class InfoMaskPolicy:
-    """Classifies observation spans and decides which stay in the loss (see the module docstring)."""
+class _Line:
+    """What the rules need from one observation line, computed once: its text, the text with whitespace
+    collapsed, its words, its n-grams (words when shorter than ``n``) and its alphanumeric words (a
+    ``_WORD`` token is ``\\w+`` or one punctuation mark, so its first character decides)."""
 
-    def __init__(self, config: MaskConfig | None = None, seed: int = 0) -> None:
-        self.config = config or MaskConfig()
-        self.seed = seed
+    __slots__ = ("alnum", "grams", "lower", "normalized", "text", "words")
 
-    def classify_line(
-        self,
-        line: str,
-        words: list[str],
-        turn: _TurnView,
-        history: _NgramIndex,
-        local: _NgramIndex,
-        earlier_obs_lines: set[str],
-        with_features: bool = False,
-        grams: set[Any] | None = None,
-    ) -> tuple[str, dict[str, float]]:
-        """Category (and, with ``with_features``, the features) of one observation line.
-
-        ``history`` holds the system prompt and the earlier turns, ``turn`` this turn's action, ``local``
-        the action plus the earlier lines of this observation. Features are computed in rule order and
-        only as far as needed, unless ``with_features`` asks for all of them.
-        """
-        cfg = self.config
-        feats: dict[str, float] = {}
-        if grams is None:
-            grams = _grams(words, cfg.ngram)
-        n_grams = len(grams) or 1
-        alnum = [w for w in words if w[0].isalnum()]  # a _WORD token is \w+ or one punctuation mark
-        n_alnum = len(alnum) or 1
-        hist, loc = history.grams, local.grams
-        if with_features:
-            in_history = grams & hist
-            feats = {
-                "overlap": len(in_history | (grams & turn.index.grams)) / n_grams,
-                "novelty": (1.0 - len(in_history | (grams & loc)) / n_grams) if grams else 0.0,
-                "jaccard": _jaccard(words, turn.word_set),
-                "length_ratio": len(words) / turn.n_words,
-                "overlap_action": sum(1 for w in alnum if w in turn.args) / n_alnum,
-                "overlap_history": len(in_history) / n_grams,
-                "word_novelty": sum(1 for w in alnum if w not in hist and w not in loc) / n_alnum,
-            }
-            feats = {k: round(v, 4) for k, v in feats.items()}
-        if not alnum:
-            return "boilerplate", feats
-        stripped = " ".join(line.split())
-        if stripped in turn.normalized:
-            return "echo", feats
-        length_ratio = len(words) / turn.n_words
-        lo, hi = cfg.echo_length_ratio
-        if lo <= length_ratio <= hi and _jaccard(words, turn.word_set) >= cfg.echo_jaccard:
-            return "echo", feats
-        if _is_error_line(line, words):
-            return "error", feats
-        if len(words) <= cfg.boilerplate_max_words and stripped in earlier_obs_lines:
-            return "boilerplate", feats
-        if sum(1 for w in alnum if w in turn.args) / n_alnum >= cfg.action_overlap:
-            return "action", feats
-        in_history = grams & hist
-        novelty = 1.0 - len(in_history | (grams & loc)) / n_grams
-        if novelty >= cfg.expansion_novelty:
-            word_novelty = sum(1 for w in alnum if w not in hist and w not in loc) / n_alnum
-            if word_novelty >= cfg.expansion_word_novelty:
-                return "expansion", feats
-        if len(in_history | (grams & turn.index.grams)) / n_grams >= cfg.retrieval_overlap:
-            return "retrieval", feats
-        return "transform", feats
-
-    def label(
-        self, traj: Trajectory, system_text: str | None = None, with_features: bool = False
-    ) -> list[list[SpanLabel]]:
-        """Span labels of every turn's observation; ``system_text`` defaults to the rendered sections.
-        ``with_features`` fills each label's ``features`` (for reports and docs; prep leaves it off)."""
-        cfg = self.config
-        keep, n = cfg.keep, cfg.ngram
-        history = _NgramIndex(cfg.ngram)  # system prompt + earlier actions and observations
-        history.add_words(_words(system_text if system_text is not None else traj.system.render()))
-        earlier_obs_lines: set[str] = set()
-        out: list[list[SpanLabel]] = []
-        draw = _KeepDraw(self.seed, traj.id)
-        for t_index, turn in enumerate(traj.turns):
-            view = _TurnView(turn.action, cfg.ngram)
-            local = _NgramIndex(cfg.ngram)  # this action + the earlier lines of this observation
-            local.grams = set(view.index.grams)
-            labels = []
-            obs = turn.observation
-            for s_index, (start, end) in enumerate(split_lines(obs)):
-                line = obs[start:end]
-                words = _words(line)
-                grams = _grams(words, n)
-                cat, feats = self.classify_line(
-                    line, words, view, history, local, earlier_obs_lines, with_features, grams
-                )
-                labels.append(SpanLabel(start, end, cat, draw(t_index, s_index) < keep[cat], feats))
-                local.grams |= grams
-                if len(words) >= n:
-                    local.grams.update(words)
-            out.append(labels)
-            history.grams |= local.grams
-            earlier_obs_lines.update(" ".join(line.split()) for line in obs.splitlines())
-        return out
+    def __init__(self, text: str, n: int) -> None:
+        self.text = text
+        self.lower = text.lower()
+        self.normalized = " ".join(text.split())
+        self.words = _WORD.findall(self.lower)  # = _words(text)
+        self.grams = _grams(self.words, n)
+        self.alnum = [w for w in self.words if w[0].isalnum()]
 
 
 class _TurnView:
@@ -309,8 +220,112 @@ class _TurnView:
         self.n_words = max(1, len(self.words))
         self.args = {w for w in self.words[1:] if w[0].isalnum()}
         self.normalized = _SPACE.sub(" ", action)
-        self.index = _NgramIndex(n)
-        self.index.add_words(self.words)
+        self.grams = _words_and_grams(self.words, n)
+
+
+class InfoMaskPolicy:
+    """Classifies observation spans and decides which stay in the loss (see the module docstring)."""
+
+    def __init__(self, config: MaskConfig | None = None, seed: int = 0) -> None:
+        self.config = config or MaskConfig()
+        self.seed = seed
+
+    def _category(
+        self, line: _Line, turn: _TurnView, history: set[Any], local: set[Any], earlier_obs_lines: set[str]
+    ) -> str:
+        """The rules of the module docstring, in order; each feature is computed only when its rule is
+        reached. ``history`` holds the system prompt and the earlier turns, ``local`` this turn's action
+        plus the earlier lines of this observation."""
+        cfg = self.config
+        words, grams, alnum = line.words, line.grams, line.alnum
+        if not alnum:
+            return "boilerplate"
+        if line.normalized in turn.normalized:
+            return "echo"
+        lo, hi = cfg.echo_length_ratio
+        if lo <= len(words) / turn.n_words <= hi and _jaccard(words, turn.word_set) >= cfg.echo_jaccard:
+            return "echo"
+        if _is_error_line(line.text, line.lower, words):
+            return "error"
+        if len(words) <= cfg.boilerplate_max_words and line.normalized in earlier_obs_lines:
+            return "boilerplate"
+        # map(set.__contains__) counts repeated words, as a share of the line's words must.
+        if sum(map(turn.args.__contains__, alnum)) / len(alnum) >= cfg.action_overlap:
+            return "action"
+        n_grams = len(grams) or 1
+        in_history = grams & history
+        if 1.0 - len(in_history | (grams & local)) / n_grams >= cfg.expansion_novelty:
+            word_novelty = sum(1 for w in alnum if w not in history and w not in local) / len(alnum)
+            if word_novelty >= cfg.expansion_word_novelty:
+                return "expansion"
+        if len(in_history | (grams & turn.grams)) / n_grams >= cfg.retrieval_overlap:
+            return "retrieval"
+        return "transform"
+
+    @staticmethod
+    def _features(line: _Line, turn: _TurnView, history: set[Any], local: set[Any]) -> dict[str, float]:
+        """Every feature of one line (for reports and docs; the rules compute only what they need)."""
+        words, grams, alnum = line.words, line.grams, line.alnum
+        n_grams, n_alnum = len(grams) or 1, len(alnum) or 1
+        in_history = grams & history
+        feats = {
+            "overlap": len(in_history | (grams & turn.grams)) / n_grams,
+            "novelty": (1.0 - len(in_history | (grams & local)) / n_grams) if grams else 0.0,
+            "jaccard": _jaccard(words, turn.word_set),
+            "length_ratio": len(words) / turn.n_words,
+            "overlap_action": sum(1 for w in alnum if w in turn.args) / n_alnum,
+            "overlap_history": len(in_history) / n_grams,
+            "word_novelty": sum(1 for w in alnum if w not in history and w not in local) / n_alnum,
+        }
+        return {k: round(v, 4) for k, v in feats.items()}
+
+    def label(
+        self, traj: Trajectory, system_text: str | None = None, with_features: bool = False
+    ) -> list[list[SpanLabel]]:
+        """Span labels of every turn's observation; ``system_text`` defaults to the rendered sections.
+        ``with_features`` fills each label's ``features`` (for reports and docs; prep leaves it off).
+
+        One pass over the trajectory: the history's word/n-gram set grows turn by turn (never rebuilt),
+        and each line's words and n-grams are computed once and shared by every rule that needs them.
+        """
+        cfg = self.config
+        keep, n = cfg.keep, cfg.ngram
+        # The system prompt + earlier actions and observations.
+        history = _words_and_grams(
+            _words(system_text if system_text is not None else traj.system.render()), n
+        )
+        earlier_obs_lines: set[str] = set()
+        # A line's words and n-grams depend on its text alone; screens and listings repeat lines.
+        known_lines: dict[str, _Line] = {}
+        out: list[list[SpanLabel]] = []
+        draw = _KeepDraw(self.seed, traj.id)
+        for t_index, turn in enumerate(traj.turns):
+            view = _TurnView(turn.action, n)
+            local = set(view.grams)  # this action + the earlier lines of this observation
+            labels = []
+            start = 0
+            lines = []
+            for text in turn.observation.splitlines(keepends=True):
+                line = known_lines.get(text)
+                if line is None:
+                    line = known_lines[text] = _Line(text, n)
+                lines.append(line)
+            for s_index, line in enumerate(lines):
+                cat = self._category(line, view, history, local, earlier_obs_lines)
+                feats = self._features(line, view, history, local) if with_features else {}
+                end = start + len(line.text)
+                # Probabilities 0 and 1 need no draw: u < p is decided whatever u in [0, 1) is.
+                p = keep[cat]
+                kept = p >= 1.0 or (p > 0.0 and draw(t_index, s_index) < p)
+                labels.append(SpanLabel(start, end, cat, kept, feats))
+                start = end
+                local |= line.grams
+                if len(line.words) >= n:
+                    local.update(line.words)
+            out.append(labels)
+            history |= local
+            earlier_obs_lines.update(line.normalized for line in lines)
+        return out
 
 
 def _jaccard(words: list[str], other: set[str]) -> float:
