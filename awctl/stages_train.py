@@ -103,7 +103,11 @@ class RlOptions(TrainSpec):
     turns: Literal["all", "last"] = "all"
     chat_format: Literal["native", "awb"] = Field("native", description="prompt format (awb: as AgentWorldBench eval)")
     max_prompt_tokens: int | None = Field(None, ge=1)
-    generation: Literal["policy"] = Field("policy", description="sample from the live policy (transformers)")
+    generation: Literal["policy", "vllm"] = Field(
+        "policy", description="policy: sample from the live policy (transformers); vllm: a colocated in-process "
+                              "vLLM engine synced to the policy after every optimizer step")
+    vllm_options: dict[str, Any] = Field(default_factory=dict,
+                                         description="VLLMBackend arguments for generation = 'vllm'")
 
 
 def _model_path(ctx: StageContext, value: str) -> str:
@@ -241,12 +245,19 @@ class SftStage(TrainStage):
                             seed=seed, verify=False, dedupe=False, mask=MaskConfig(),
                             allow_unknown_domains=opts.chat_format == "awb"))
         data = PackedBlocks(prep_dir, "train", seed=trainer.seed)
+        # An example longer than a block is cut into pieces that each restart their context: the piece
+        # holding the target then no longer sees the action it answers, which teaches the wrong thing.
+        split = int(data.manifest.get("counts", {}).get("documents_split_across_blocks", 0))
+        if split:
+            ctx.log.warning("SFT examples longer than block_size were split; their targets lose context",
+                            split=split, examples=stats["examples"], block_size=opts.block_size,
+                            hint="raise block_size above the longest example")
         result = trainer.fit_packed(data)
         return StageResult(
             outputs={"checkpoint": result.checkpoint, "metrics": trainer.out / "metrics.jsonl",
                      "sft_data": data_file, "start": Path(trainer.base_model)},
             summary={"first_loss": result.first_loss, "last_loss": result.last_loss, "steps": result.steps,
-                     **stats},
+                     **stats, "split_examples": split},
             report=_report("SFT", result, f"Rejection sampling kept {stats['kept']} of {stats['candidates']} "
                                           f"teacher candidates (retention {stats['retention']:.1%}); "
                                           f"{stats['examples']} training examples."),
@@ -287,16 +298,25 @@ class RlStage(TrainStage):
                               max_tokens=opts.max_tokens, temperature=opts.temperature, top_p=opts.top_p,
                               eps_low=opts.eps_low, eps_high=opts.eps_high, beta=opts.beta,
                               max_prompt_tokens=opts.max_prompt_tokens)
+        sampler = None
+        if opts.generation == "vllm":
+            from awctl.rl.vllm_sync import VLLMSampler
+
+            sampler = VLLMSampler(trainer.base_model, trainer.tokenizer, seed=trainer.seed, world_size=trainer.world,
+                                  options=opts.vllm_options)
         try:
-            result = fit_rl(trainer, prompts, rewards, settings, ref_model=ref)
+            result = fit_rl(trainer, prompts, rewards, settings, ref_model=ref, sampler=sampler)
         finally:
             rewards.close()
+            if sampler is not None:
+                sampler.close()
         rs = list(result.rewards.values())
         first, last = (rs[0], rs[-1]) if rs else (None, None)
         return StageResult(
             outputs={"checkpoint": result.checkpoint, "metrics": trainer.out / "metrics.jsonl",
                      "start": Path(trainer.base_model)},
-            summary={"steps": result.steps, "prompts": len(prompts), "first_reward": first, "last_reward": last},
+            summary={"steps": result.steps, "prompts": len(prompts), "first_reward": first, "last_reward": last,
+                     **({"weight_syncs": sampler.syncs} if sampler is not None else {})},
             report=_report("RL (GSPO)", result, f"{len(prompts)} one-turn prompts; mean reward per step "
                                                 f"{first} → {last}." if rs else ""),
         )

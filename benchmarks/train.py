@@ -7,10 +7,12 @@ Data: deterministic synthetic shell trajectories of varied lengths, prepped (mas
 locally trained BPE tokenizer. Model: the same tiny random-init Llama for both loops, same blocks, same
 batch size and optimizer (AdamW, same lr, clipping at 1.0, no accumulation), fp32 on CPU.
 
-* awctl: ``Trainer.fit_packed`` — packed blocks with the block-diagonal 4D mask, per-document position
-  ids and per-token loss weights;
+* awctl: ``Trainer.fit_packed`` — packed blocks with per-document causal attention (no token sees
+  another document; ``awctl.train.packed_attention``), per-document position ids and per-token loss
+  weights;
 * HF: ``transformers.Trainer`` on the same blocks as plain causal LM rows (labels −100 on padding),
-  i.e. the usual packing without document boundaries — strictly less work per token.
+  i.e. the usual packing without document boundaries (tokens attend across documents, which the
+  awctl loop does not allow; its per-document attention is never more work than HF's causal attention).
 
 Prints tokens/s of each (block slots processed per second of ``train()`` wall time, first step excluded
 as warm-up in both), their ratio (target ≥ 1.0) and the share of block slots holding real tokens
@@ -117,6 +119,7 @@ def main() -> None:
     ap.add_argument("--workdir", type=Path)
     args = ap.parse_args()
     work = args.workdir or Path(tempfile.mkdtemp(prefix="awctl-bench-train-"))
+    work.mkdir(parents=True, exist_ok=True)
     prep = make_prep(work, args.docs, args.block)
     from awctl.train.data import PackedBlocks
 

@@ -49,7 +49,9 @@ def prompt_order(n: int, seed: int, position: int, count: int) -> list[int]:
 
 
 def fit_rl(trainer: Trainer, prompts: list[TurnPrompt], rewards: RewardModel, settings: RlSettings,
-           ref_model: Any = None) -> RlResult:
+           ref_model: Any = None, sampler: Any = None) -> RlResult:
+    """``sampler``: a :class:`~awctl.rl.vllm_sync.VLLMSampler` to generate through (``generation =
+    "vllm"``); ``None`` samples from the live policy with transformers."""
     import torch
 
     from awctl.train.losses import group_advantages, gspo_loss, sequence_logps
@@ -63,7 +65,7 @@ def fit_rl(trainer: Trainer, prompts: list[TurnPrompt], rewards: RewardModel, se
         chosen = [prompts[i] for i in prompt_order(len(prompts), trainer.seed, trainer.position,
                                                    settings.prompts_per_step)]
         module = trainer.engine.module
-        roll = _sample(module, trainer, chosen, settings)
+        roll = _sample(module, trainer, chosen, settings, sampler)
         expanded = [p for p in chosen for _ in range(G)]
         scored = rewards.score(expanded, roll.texts)
         r = torch.tensor([s.total for s in scored], dtype=torch.float32)
@@ -121,8 +123,12 @@ def fit_rl(trainer: Trainer, prompts: list[TurnPrompt], rewards: RewardModel, se
     return result
 
 
-def _sample(module: Any, trainer: Trainer, chosen: list[TurnPrompt], s: RlSettings) -> Any:
+def _sample(module: Any, trainer: Trainer, chosen: list[TurnPrompt], s: RlSettings, sampler: Any = None) -> Any:
     from awctl.rl.rollout import sample_groups
+
+    if sampler is not None:  # generation = "vllm": the engine is synced to the policy's current step first
+        return sampler.sample(module, trainer.step, chosen, group_size=s.group_size, max_tokens=s.max_tokens,
+                              temperature=s.temperature, top_p=s.top_p, max_prompt_tokens=s.max_prompt_tokens)
 
     return sample_groups(module, trainer.tokenizer, chosen, group_size=s.group_size, max_tokens=s.max_tokens,
                          temperature=s.temperature, top_p=s.top_p, max_prompt_tokens=s.max_prompt_tokens)

