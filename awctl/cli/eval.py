@@ -54,6 +54,8 @@ def backend_flags(prefix: str, what: str):  # type: ignore[no-untyped-def]
             [
                 click.option(
                     f"--{p}backend",
+                    # `--sim` is the short name the audit's users know from the docs.
+                    *([f"--{prefix}"] if prefix == "sim" else []),
                     f"{u}backend",
                     default="openai",
                     show_default=True,
