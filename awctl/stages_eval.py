@@ -29,6 +29,14 @@ class EvalOptions(BaseModel):
     fail_under: float | None = Field(None, description="fail the stage when the pooled score is below this")
 
 
+def exact_match(rows: list[Any]) -> tuple[int, int] | None:
+    """``(exact, judged)``: rows whose ``judge_details.exact`` is true, among the rows whose judge reported
+    an ``exact`` field (the deterministic judge does; an LLM judge does not: ``None`` then)."""
+    flags = [bool(d["exact"]) for r in rows
+             if isinstance(d := (r.get("judge_details") if isinstance(r, dict) else None), dict) and "exact" in d]
+    return (sum(flags), len(flags)) if flags else None
+
+
 def _resolve_model(ctx: StageContext, options: dict[str, Any]) -> dict[str, Any]:
     out = dict(options)
     if isinstance(out.get("model"), str) and out["model"].startswith("@"):
@@ -87,12 +95,15 @@ class EvalStage(Stage):
             judge.close()
         write_rows_atomic(judged, rows)
         result = aggregate(rows)
+        exact = exact_match(rows)
+        exact_fields = {} if exact is None else {"exact": exact[0], "exact_rate": round(exact[0] / exact[1], 4)}
         scores.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
         ctx.metric(
             overall=result["overall"],
             overall_domain_mean=result["overall_domain_mean"],
             valid=result["valid"],
             failed=result["failed"],
+            **exact_fields,
         )
         if opts.fail_under is not None and (result["overall"] or -1e9) < opts.fail_under:
             raise AwctlError(
@@ -106,8 +117,11 @@ class EvalStage(Stage):
                 "overall_domain_mean": result["overall_domain_mean"],
                 "valid": result["valid"],
                 "failed": result["failed"],
+                **exact_fields,
             },
-            report="```\n" + format_table(result) + "\n```",
+            report="```\n" + format_table(result) + "\n```"
+            + ("" if exact is None else f"\n\nExact match: {exact[0]}/{exact[1]} ({exact[0] / exact[1]:.1%}) "
+                                        "of the judged rows (`judge_details.exact`)."),
         )
 
 

@@ -239,28 +239,42 @@ class SftStage(TrainStage):
         trainer = _trainer(ctx, opts)
         prep_dir = ctx.stage_dir / "prep"
         # The model's own tokenizer (for a tiny model: the one it was built with; GGUF: exported).
-        run_prep(PrepConfig(inputs=[str(data_file)], out=str(prep_dir),
-                            tokenizer=_tokenizer_dir(trainer, ctx.stage_dir / "tokenizer"),
-                            mode="sft", sft_target="last", block_size=opts.block_size, split="train=1",
-                            seed=seed, verify=False, dedupe=False, mask=MaskConfig(),
-                            allow_unknown_domains=opts.chat_format == "awb"))
+        manifest = run_prep(PrepConfig(inputs=[str(data_file)], out=str(prep_dir),
+                                       tokenizer=_tokenizer_dir(trainer, ctx.stage_dir / "tokenizer"),
+                                       mode="sft", sft_target="last", block_size=opts.block_size,
+                                       split="train=1", seed=seed, verify=False, dedupe=False, mask=MaskConfig(),
+                                       allow_unknown_domains=opts.chat_format == "awb"))
+        # Prep never splits an SFT example: one longer than a block keeps its target, the action it
+        # answers, the system prompt's start and as much recent history as fits (awctl.data.sft_fit);
+        # one whose action + target alone exceed the block is dropped.
+        counts = manifest.get("counts", {})
+        cut, dropped = int(counts.get("sft_examples_cut", 0)), int(counts.get("sft_examples_dropped", 0))
+        if dropped >= stats["examples"]:
+            from awctl.errors import AwctlError
+
+            raise AwctlError(f"SFT: all {dropped} examples have an action + target longer than block_size "
+                             f"{opts.block_size}", hint="raise block_size")
+        if dropped:
+            ctx.log.warning("SFT examples dropped: their action + target are longer than block_size",
+                            dropped=dropped, examples=stats["examples"], block_size=opts.block_size,
+                            hint="raise block_size above the longest action + observation")
+        if cut:
+            ctx.log.info("SFT examples longer than block_size lost their oldest context", cut=cut,
+                         block_size=opts.block_size)
         data = PackedBlocks(prep_dir, "train", seed=trainer.seed)
-        # An example longer than a block is cut into pieces that each restart their context: the piece
-        # holding the target then no longer sees the action it answers, which teaches the wrong thing.
-        split = int(data.manifest.get("counts", {}).get("documents_split_across_blocks", 0))
-        if split:
-            ctx.log.warning("SFT examples longer than block_size were split; their targets lose context",
-                            split=split, examples=stats["examples"], block_size=opts.block_size,
-                            hint="raise block_size above the longest example")
         result = trainer.fit_packed(data)
         return StageResult(
             outputs={"checkpoint": result.checkpoint, "metrics": trainer.out / "metrics.jsonl",
                      "sft_data": data_file, "start": Path(trainer.base_model)},
             summary={"first_loss": result.first_loss, "last_loss": result.last_loss, "steps": result.steps,
-                     **stats, "split_examples": split},
+                     **stats, "cut_examples": cut, "dropped_examples": dropped},
             report=_report("SFT", result, f"Rejection sampling kept {stats['kept']} of {stats['candidates']} "
                                           f"teacher candidates (retention {stats['retention']:.1%}); "
-                                          f"{stats['examples']} training examples."),
+                                          f"{stats['examples']} training examples"
+                                          + (f"; {cut} cut to block_size {opts.block_size} (oldest context "
+                                             f"dropped)" if cut else "")
+                                          + (f"; {dropped} dropped (action + target longer than a block)"
+                                             if dropped else "") + "."),
         )
 
 

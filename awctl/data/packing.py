@@ -7,7 +7,11 @@ would compute for that document alone. The trainer reuses :func:`block_attention
 :func:`additive_attention_mask`; ``tests/test_data_packing.py`` proves the equivalence on a real Llama.
 
 Documents longer than a block are cut into block-sized pieces, each its own document (positions
-restart). Packing is first-fit over at most ``max_open`` partly filled blocks, so memory stays bounded.
+restart); ``prep --mode sft`` never gives the packer such a document (:mod:`awctl.data.sft_fit`). Packing is
+best-fit decreasing over a small buffer: pieces wait in a buffer of at most ``buffer`` pieces, which is
+placed longest first, each piece into the open block it fills the most (at most ``max_open`` partly filled
+blocks). Memory stays bounded (``buffer + max_open`` blocks' worth), and small documents fill the gaps
+large ones leave instead of opening blocks of their own.
 """
 
 from __future__ import annotations
@@ -73,13 +77,17 @@ class Block:
 class BlockPacker:
     """Feed documents with :meth:`add`; it yields blocks as they fill; :meth:`flush` yields the rest."""
 
-    def __init__(self, block_size: int, pad_id: int, max_open: int = 8) -> None:
+    def __init__(self, block_size: int, pad_id: int, max_open: int = 16, buffer: int = 64) -> None:
         if block_size < 2:
             raise ValueError("block_size must be at least 2")
+        if max_open < 1 or buffer < 1:
+            raise ValueError("max_open and buffer must be at least 1")
         self.block_size = block_size
         self.pad_id = pad_id
         self.max_open = max_open
+        self.buffer = buffer
         self._open: list[Block] = []
+        self._pending: list[tuple[Document, int, int]] = []
         self.split_documents = 0
 
     def add(self, doc: Document) -> Iterator[Block]:
@@ -87,11 +95,22 @@ class BlockPacker:
         if n > self.block_size:
             self.split_documents += 1
         for start in range(0, n, self.block_size):
-            yield from self._place(doc, start, min(n, start + self.block_size))
+            self._pending.append((doc, start, min(n, start + self.block_size)))
+        if len(self._pending) >= self.buffer:
+            yield from self._drain()
+
+    def _drain(self) -> Iterator[Block]:
+        # Longest first (stable: equal lengths keep arrival order, so output is deterministic).
+        pending, self._pending = self._pending, []
+        pending.sort(key=lambda piece: piece[1] - piece[2])
+        for doc, start, end in pending:
+            yield from self._place(doc, start, end)
 
     def _place(self, doc: Document, start: int, end: int) -> Iterator[Block]:
         n = end - start
-        target = next((b for b in self._open if b.free >= n), None)
+        # Best fit: the open block with the least room that still takes the piece (first such on ties).
+        fits = [b for b in self._open if b.free >= n]
+        target = min(fits, key=lambda b: b.free) if fits else None
         if target is None:
             if len(self._open) >= self.max_open:
                 # Close the fullest block: it wastes the least padding.
@@ -106,6 +125,7 @@ class BlockPacker:
             yield target
 
     def flush(self) -> Iterator[Block]:
+        yield from self._drain()
         blocks, self._open = self._open, []
         yield from blocks
 

@@ -1,8 +1,9 @@
 """``run_prep``: the whole prep pipeline over a stream of inputs, for the CLI and the ``prep`` stage.
 
 Memory stays flat in the number of records: records stream one at a time, tokenization runs in batches
-of ``batch_size`` trajectories, the packer holds at most ``max_open`` blocks per split and each shard
-writer at most ``blocks_per_shard`` blocks. Only the dedupe index and the source→split table grow.
+of ``batch_size`` trajectories, the packer holds at most ``max_open`` blocks and ``buffer`` pieces per
+split and each shard writer at most ``blocks_per_shard`` blocks. Only the dedupe index and the
+source→split table grow.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from awctl.data.dedupe import Deduper, content_digest
 from awctl.data.ingest import Record, Rejected, expand_inputs, iter_records
 from awctl.data.masking import CATEGORIES, InfoMaskPolicy, MaskConfig, MaskReport
 from awctl.data.packing import BlockPacker
+from awctl.data.sft_fit import fit_sft_document
 from awctl.data.shards import MANIFEST, MANIFEST_VERSION, ShardWriter
 from awctl.data.split import SourceSplitter, parse_ratios, source_key
 from awctl.errors import AwctlError
@@ -180,6 +182,8 @@ class PrepRun:
             "duplicates_exact": 0,
             "duplicates_near": 0,
             "documents_split_across_blocks": 0,
+            "sft_examples_cut": 0,
+            "sft_examples_dropped": 0,
         }
         self.by_check: dict[str, int] = {}
         self.sources: dict[str, str] = {}
@@ -224,6 +228,15 @@ class PrepRun:
         def emit(docs: list[Document], splits: list[str], spans: MaskReport) -> None:
             self.report.merge(spans)
             for doc, split in zip(docs, splits, strict=True):
+                if cfg.mode == "sft" and len(doc) > cfg.block_size:
+                    # Never split an SFT example: keep its target with the action it answers
+                    # (awctl.data.sft_fit); one that cannot keep both is dropped and counted.
+                    fitted = fit_sft_document(doc, cfg.block_size)
+                    if fitted is None:
+                        self.counts["sft_examples_dropped"] += 1
+                        continue
+                    self.counts["sft_examples_cut"] += 1
+                    doc = fitted
                 packer = packers.setdefault(split, BlockPacker(cfg.block_size, pad_id))
                 writer = writers.setdefault(
                     split, ShardWriter(self.out, split, slice_tag, cfg.blocks_per_shard)
