@@ -29,18 +29,51 @@ def scripted_policy(task: Task, turns: list[Turn], last_observation: str) -> str
     return task.solution[len(turns)] if len(turns) < len(task.solution) else None
 
 
-def resolve_policy(spec: str) -> Policy:
+AGENT_SYSTEM = (
+    "You are an agent acting in a {domain} environment.\n\nTask: {instruction}\n\n"
+    "Action space:\n{action_space}\n\nAnswer every observation with exactly one action in that format "
+    "and nothing else. Answer with an empty message when the task is done."
+)
+
+
+class BackendPolicy:
+    """An agent policy over any registered backend: the task and the action space as the system prompt,
+    each observation as a user message and each earlier action as an assistant message (greedy)."""
+
+    def __init__(self, backend: Any, domain: Domain, max_tokens: int = 512) -> None:
+        self.backend, self.domain, self.max_tokens = backend, domain, max_tokens
+        self._initial = ""  # the episode's first observation (the policy sees it on its first call)
+
+    def messages(self, task: Task, turns: list[Turn], initial: str) -> list[dict[str, str]]:
+        system = AGENT_SYSTEM.format(
+            domain=self.domain.name, instruction=task.instruction, action_space=self.domain.action_codec.schema()
+        )
+        msgs = [{"role": "system", "content": system}, {"role": "user", "content": initial}]
+        for turn in turns:
+            msgs += [{"role": "assistant", "content": turn.action}, {"role": "user", "content": turn.observation}]
+        return msgs
+
+    def __call__(self, task: Task, turns: list[Turn], last_observation: str) -> str | None:
+        from awctl.backend import ChatRequest
+
+        if not turns:
+            self._initial = last_observation
+        request = ChatRequest(self.messages(task, turns, self._initial), max_tokens=self.max_tokens)
+        text = self.backend.generate([request])[0][0].text.strip()
+        return text or None
+
+
+def resolve_policy(spec: str, domain: Domain | None = None, **backend_options: Any) -> Policy:
+    """``scripted`` or ``backend:NAME`` (options such as ``model``/``base_url`` go to the backend)."""
     if spec == "scripted":
         return scripted_policy
     if spec.startswith("backend:"):
-        from awctl.plugins import get_registry
+        from awctl.backend import build_backend
 
-        get_registry().backend(spec.partition(":")[2])  # raises with the known names when absent
-        raise AwctlError(
-            f"policy {spec!r}: agent policies over a backend are run by `awctl agent`, not the recorder",
-            hint="record with --policy scripted",
-        )
-    raise AwctlError(f"unknown policy {spec!r}", hint="use --policy scripted")
+        if domain is None:
+            raise AwctlError("a backend policy needs the domain it acts in")
+        return BackendPolicy(build_backend(spec.partition(":")[2], **backend_options), domain)
+    raise AwctlError(f"unknown policy {spec!r}", hint="use --policy scripted or --policy backend:NAME")
 
 
 @dataclass
@@ -109,6 +142,7 @@ def record(
     output: Path,
     *,
     policy: str = "scripted",
+    policy_options: dict[str, Any] | None = None,
     repeats: int = 1,
     workers: int = 1,
     env_settings: dict[str, Any] | None = None,
@@ -118,7 +152,9 @@ def record(
 
     A task whose episode raises is reported in ``summary.errors`` and skipped; the others are kept.
     """
-    pol = resolve_policy(policy)
+    pol = resolve_policy(policy, domain, **(policy_options or {}))
+    if isinstance(pol, BackendPolicy):
+        workers = 1  # the policy keeps per-episode state and one backend serves one episode at a time
     ok, why = domain.real_env_status()
     if not ok:
         raise EnvironmentUnavailable(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from awctl.stages import Stage, StageContext, StageResult
@@ -16,7 +18,8 @@ class RecordOptions(BaseModel):
     tasks: list[str] | None = Field(None, description="only these task ids (e.g. held-out tasks)")
     repeats: int = Field(1, ge=1, description="episodes per task")
     workers: int = Field(1, ge=1, description="parallel environments")
-    policy: str = "scripted"
+    policy: str = Field("scripted", description="scripted | backend:NAME")
+    policy_options: dict[str, Any] = Field(default_factory=dict, description="backend options, e.g. model")
     require_pass: bool = Field(True, description="fail the stage when a reference solution fails its checker")
 
     @field_validator("domains")
@@ -51,7 +54,8 @@ class RecordStage(Stage):
             tasks = select_tasks(domain, opts.suite, opts.limit, ids=opts.tasks)
             part = ctx.stage_dir / f"{name}.jsonl"
             summary = record(
-                domain, tasks, part, policy=opts.policy, repeats=opts.repeats, workers=opts.workers,
+                domain, tasks, part, policy=opts.policy, policy_options=opts.policy_options,
+                repeats=opts.repeats, workers=opts.workers,
                 env_settings=ctx.project.domain_settings(name),
             )
             ctx.log.info("recorded", domain=name, **summary.to_dict())

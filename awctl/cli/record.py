@@ -11,14 +11,17 @@ import click
 @click.option("--domain", "-d", required=True, help="Domain to record (see `awctl domains`).")
 @click.option("--tasks", "suite", default=None, help="Task suite (default: every suite of the domain).")
 @click.option("--task-id", "task_ids", multiple=True, help="Only these task ids (repeatable).")
-@click.option("--policy", default="scripted", show_default=True, help="scripted | backend:NAME")
+@click.option("--policy", default="scripted", show_default=True, help="scripted | backend:NAME (an agent model)")
+@click.option("--model", default=None, help="Model for a backend policy (HF dir / GGUF / tiny / served name).")
+@click.option("--base-url", default=None, help="OpenAI-compatible base URL for --policy backend:openai.")
 @click.option("--limit", type=int, default=None, help="At most this many tasks.")
 @click.option("--repeats", type=int, default=1, show_default=True, help="Episodes per task.")
 @click.option("--workers", type=int, default=1, show_default=True, help="Parallel environments.")
 @click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="Output JSONL (.gz/.zst ok).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-def record(domain: str, suite: str | None, task_ids: tuple[str, ...], policy: str, limit: int | None,
-           repeats: int, workers: int, output: Path, as_json: bool) -> None:
+def record(domain: str, suite: str | None, task_ids: tuple[str, ...], policy: str, model: str | None,
+           base_url: str | None, limit: int | None, repeats: int, workers: int, output: Path,
+           as_json: bool) -> None:
     """Record trajectories by running a policy in a domain's real environment."""
     from awctl.cli.output import emit_json
     from awctl.config import load_project_config
@@ -30,6 +33,7 @@ def record(domain: str, suite: str | None, task_ids: tuple[str, ...], policy: st
     tasks = select_tasks(dom, suite, limit, list(task_ids) or None)
     summary = run_record(
         dom, tasks, output, policy=policy, repeats=repeats, workers=workers,
+        policy_options={k: v for k, v in (("model", model), ("base_url", base_url)) if v},
         env_settings=load_project_config().domain_settings(domain),
         on_episode=None if as_json else lambda t: click.echo(
             f"{'ok  ' if t.metadata['check']['ok'] else 'FAIL'} {t.id} ({len(t.turns)} turns)", err=True),
