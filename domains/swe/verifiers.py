@@ -119,18 +119,24 @@ def cat_n_lines(ctx: TurnContext) -> VerifyResult | None:
     return VerifyResult(name, True)
 
 
-@verifier("swe.view_replay", "a view of a file whose text the history fixes shows exactly that text")
-def view_replay(ctx: TurnContext) -> VerifyResult | None:
+def _matches_replay(ctx: TurnContext, name: str, commands: tuple[str, ...], what: str | None) -> VerifyResult | None:
+    """Compare the observation of an editor ``commands`` call with what replaying the history gives;
+    the failure message starts with ``what`` (the editor command when None)."""
     found = _editor(ctx)
-    if found is None or not _replayable(found, "view"):
+    if found is None or not _replayable(found, *commands):
         return None
     expected = expected_outcome(found[0], _knowledge(ctx))
     if expected is None:
         return None
     want, got = normalize(clean(expected.observation)), normalize(clean(ctx.observation))
     if want == got:
-        return VerifyResult("swe.view_replay", True)
-    return VerifyResult("swe.view_replay", False, f"differs from the replayed file: {_first_difference(want, got)}")
+        return VerifyResult(name, True)
+    return VerifyResult(name, False, f"{what or found[0].command}: {_first_difference(want, got)}")
+
+
+@verifier("swe.view_replay", "a view of a file whose text the history fixes shows exactly that text")
+def view_replay(ctx: TurnContext) -> VerifyResult | None:
+    return _matches_replay(ctx, "swe.view_replay", ("view",), "differs from the replayed file")
 
 
 @verifier("swe.old_str_rule", "str_replace: 0 matches → not-verbatim error, >1 → multiple-occurrences lines, 1 → snippet")
@@ -163,16 +169,7 @@ def old_str_rule(ctx: TurnContext) -> VerifyResult | None:
 
 @verifier("swe.edit_replay", "insert and undo_edit results equal what the replayed file and undo history give")
 def edit_replay(ctx: TurnContext) -> VerifyResult | None:
-    found = _editor(ctx)
-    if found is None or not _replayable(found, "insert", "undo_edit"):
-        return None
-    expected = expected_outcome(found[0], _knowledge(ctx))
-    if expected is None:
-        return None
-    want, got = normalize(clean(expected.observation)), normalize(clean(ctx.observation))
-    if want == got:
-        return VerifyResult("swe.edit_replay", True)
-    return VerifyResult("swe.edit_replay", False, f"{found[0].command}: {_first_difference(want, got)}")
+    return _matches_replay(ctx, "swe.edit_replay", ("insert", "undo_edit"), None)
 
 
 @verifier("swe.clipping", "views longer than 16000 characters are clipped exactly there with the marker")
