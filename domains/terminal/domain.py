@@ -71,12 +71,16 @@ class TerminalDomain(Domain):
         return list(IMPORTERS)
 
     def suites(self) -> list[str]:
-        return ["basic"]
+        return ["basic", "drill"]
 
     def tasks(self, suite: str) -> list[Task]:
-        from domains.terminal.tasks import SUITES
+        if suite == "drill":
+            from domains.terminal.drills import DRILL
 
-        return list(SUITES.get(suite, ()))
+            return list(DRILL)
+        from domains.terminal.tasks import BASIC
+
+        return list(BASIC) if suite == "basic" else []
 
     def perturbations(self) -> list[Perturbation]:
         from domains.terminal.perturbations import PERTURBATIONS

@@ -164,5 +164,3 @@ BASIC: tuple[Task, ...] = (
           ["grep ERROR app.log | cut -d' ' -f3- | sort -u | wc -l > n.txt"], "cat n.txt", "2",
           files={"app.log": _LOG}, tags=("grep", "text")),
 )
-
-SUITES: dict[str, tuple[Task, ...]] = {"basic": BASIC}

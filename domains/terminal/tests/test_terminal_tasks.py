@@ -1,4 +1,4 @@
-"""The ``basic`` suite in the real sandbox: every reference solution passes; doing nothing fails."""
+"""The ``basic`` and ``drill`` suites in the real sandbox: every reference solution passes; doing nothing fails."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None or shutil.which("t
                                 reason="needs bubblewrap and tmux")
 
 TASKS = TerminalDomain().tasks("basic")
+DRILLS = TerminalDomain().tasks("drill")
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +24,7 @@ def env():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("task", TASKS, ids=[t.id.rsplit("/", 1)[-1] for t in TASKS])
+@pytest.mark.parametrize("task", TASKS + DRILLS, ids=[t.id.split("/", 1)[-1] for t in TASKS + DRILLS])
 def test_reference_solution_passes_and_doing_nothing_fails(env, task):
     first = env.reset(task)
     assert first == "root@sandbox:/workspace#"
