@@ -6,7 +6,8 @@
     name = "prep"
     kind = "prep"
     inputs = ["@record.trajectories", "data/awb/terminal_test.jsonl"]
-    tokenizer = "train:4096"        # or a local tokenizer folder, or "@other_stage.tokenizer"
+    tokenizer = "train:4096"        # or a local tokenizer folder, "@other_stage.tokenizer", a .gguf file
+                                    # or "pkg:<package>/<file>.gguf" (a model file shipped in a package)
     mode = "cpt"                    # cpt | sft
     block_size = 1024
     split = "train=0.9,val=0.05,test=0.05"
@@ -61,7 +62,11 @@ class PrepStage(Stage):
 
         opts: PrepOptions = self.options  # type: ignore[assignment]
         tokenizer = opts.tokenizer
-        if not tokenizer.startswith("train:"):
+        if tokenizer.startswith("pkg:"):  # the tokenizer embedded in a packaged model file (GGUF)
+            from awctl.stages_train import _package_file
+
+            tokenizer = _package_file(tokenizer)
+        elif not tokenizer.startswith("train:"):
             tokenizer = str(ctx.resolve_input(tokenizer))
         config = PrepConfig(
             inputs=[str(ctx.resolve_input(p)) for p in opts.inputs],

