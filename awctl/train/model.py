@@ -71,6 +71,8 @@ def load_for_training(
             f"cannot load model {str(path)!r} for training: {str(exc).splitlines()[0]}",
             hint="pass a save_pretrained directory, a .gguf file, or 'tiny'",
         ) from None
+    if gguf:
+        _drop_gguf_quantizer(model)
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
     if gradient_checkpointing:
@@ -92,6 +94,15 @@ def load_for_training(
             model = get_peft_model(model, cfg)
     model.train()
     return model, tokenizer
+
+
+def _drop_gguf_quantizer(model: Any) -> None:
+    """A GGUF file loads dequantised into float32 weights, but transformers keeps a GGUF "quantizer" on the
+    model that makes ``save_pretrained`` refuse; the trained weights are plain tensors, so drop it."""
+    model.hf_quantizer = None
+    model.is_quantized = False
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
 
 
 def is_peft(model: Any) -> bool:
