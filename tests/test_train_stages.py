@@ -33,7 +33,10 @@ def test_sft_stage_keeps_only_candidates_that_pass_verifiers_and_judge(tmp_path:
     from awctl.eval.replay_server import ReplayServer
     from awctl.train.worker import run_stage
 
+    seeds = set()
+
     def teacher(messages, body):  # a "strong model" that gets the cat turn right and the echo turn wrong
+        seeds.add(body.get("seed"))
         if "cat hello.txt" in messages[-1]["content"]:
             return f"<think>\ncat prints the file\n</think>\n<predicted_observation>\n{OBS2}\n</predicted_observation>"
         return "<predicted_observation>\nsomething else entirely\n</predicted_observation>"
@@ -46,6 +49,7 @@ def test_sft_stage_keeps_only_candidates_that_pass_verifiers_and_judge(tmp_path:
         }, tmp_path / "sft", console=None)
     s = result.summary
     assert (s["targets"], s["candidates"], s["kept"], s["retention"]) == (2, 4, 2, 0.5)
+    assert seeds == {0}  # one seed per chunk, so a local teacher batches the chunk's requests
     kept = list(read_trajectories(result.outputs["sft_data"]))
     assert len(kept) == 2 and all(k.turns[-1].observation == OBS2 for k in kept)
     assert kept[0].turns[-1].reasoning == "cat prints the file"

@@ -56,8 +56,10 @@ def rejection_sample(
         with build_backend(backend, **backend_options) as teacher:
             for start in range(0, len(prompts), chunk):
                 part = prompts[start : start + chunk]
+                # One seed per chunk: requests with equal sampling settings share one batched generate
+                # call (a seed per request would make a local backend generate them one at a time).
                 requests = [ChatRequest(messages=p.messages, max_tokens=max_tokens, temperature=temperature, n=k,
-                                        seed=seed + start + i) for i, p in enumerate(part)]
+                                        seed=seed + start) for p in part]
                 completions = teacher.generate(requests)
                 flat = [(p, c) for p, cs in zip(part, completions, strict=True) for c in cs]
                 texts = [(f"<think>\n{c.reasoning}\n</think>\n" if c.reasoning else "") + c.text for _, c in flat]
