@@ -24,11 +24,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import chain
+from operator import itemgetter
 from typing import Any, Literal
 
 import numpy as np
 
-from awctl.data.masking import CATEGORY_IDS, SpanLabel
+from awctl.data.masking import CATEGORY_IDS, SpanLabel, SpanRow
 from awctl.errors import AwctlError
 from awctl.prompts import OBSERVATION_TAG
 from awctl.trajectory import Trajectory
@@ -56,10 +58,17 @@ class Document:
 
 @dataclass
 class _Rendered:
+    """A rendered conversation and its per-character values, piecewise constant: segment ``k`` (the
+    four numbers ``segments[4k:4k+4]``: start, role, weight, category) covers the characters from its
+    start to the next segment's start. The last segment starts at ``len(text)``: a sentinel for tokens
+    starting at the very end."""
+
     text: str
-    role: np.ndarray
-    weight: np.ndarray
-    category: np.ndarray
+    segments: list[float]
+
+
+_DEFAULT = (ROLE_IDS["template"], 0.0, NO_CATEGORY)
+_FIRST = itemgetter(0)
 
 
 def assistant_body(observation: str, reasoning: str | None, wrap: bool) -> tuple[str, int, int, int, int]:
@@ -98,7 +107,8 @@ class ChatEncoder:
         self.wrap = wrap_observation
         self.sft_target = sft_target
 
-    def render(self, traj: Trajectory, system_text: str, labels: Sequence[Sequence[SpanLabel]]) -> _Rendered:
+    def render(self, traj: Trajectory, system_text: str, labels: Sequence[Sequence[SpanRow]]) -> _Rendered:
+        """The conversation's text and segments; ``labels``: each turn's ``(start, end, category, kept)``."""
         messages = [{"role": "system", "content": system_text}]
         bodies = []
         for turn in traj.turns:
@@ -107,22 +117,104 @@ class ChatEncoder:
             messages.append({"role": "user", "content": turn.action})
             messages.append({"role": "assistant", "content": body[0]})
         text = self.tokenizer.apply_chat_template(messages, tokenize=False)
-        n = len(text)
-        role = np.zeros(n + 1, dtype=np.uint8)  # +1: a sentinel for tokens starting at the very end
-        weight = np.zeros(n + 1, dtype=np.float32)
-        category = np.full(n + 1, NO_CATEGORY, dtype=np.int8)
+        positions = []
         cursor = 0
-        last = len(traj.turns) - 1
         for m_index, msg in enumerate(messages):
-            content = msg["content"]
-            pos = text.find(content, cursor)
+            pos = text.find(msg["content"], cursor)
             if pos < 0:
                 raise AwctlError(
                     f"trajectory {traj.id!r}: the tokenizer's chat template changes message {m_index}'s text",
                     hint="prep needs a template that inserts contents verbatim (no strip/trim filters)",
                 )
-            end = pos + len(content)
-            cursor = end
+            cursor = pos + len(msg["content"])
+            positions.append(pos)
+        segments = self._segments(len(text), messages, positions, bodies, labels)
+        if segments is None:
+            segments = self._segments_painted(len(text), messages, positions, bodies, labels)
+        return _Rendered(text, segments)
+
+    def _segments(
+        self,
+        n: int,
+        messages: list[dict[str, str]],
+        positions: list[int],
+        bodies: list[tuple[str, int, int, int, int]],
+        labels: Sequence[Sequence[SpanRow]],
+    ) -> list[float] | None:
+        """The segments of a conversation whose parts follow each other without overlapping (what any
+        template that puts markup between messages gives): each message's content, an assistant's
+        end-of-message character, its reasoning and its observation lines in order. ``None`` when they
+        overlap (e.g. a template with nothing between messages, or labels out of order): then
+        :meth:`_segments_painted` decides, character by character."""
+        cpt = self.mode == "cpt"
+        last = len(bodies) - 1
+        segments: list[float] = []
+        add = segments.extend
+        painted = 0  # characters before this one are covered
+        for m_index, (msg, pos) in enumerate(zip(messages, positions, strict=True)):
+            if pos < painted:
+                return None
+            if pos > painted:
+                add((painted, *_DEFAULT))
+            end = pos + len(msg["content"])
+            role = msg["role"]
+            if role != "assistant":
+                add((pos, ROLE_IDS["system" if role == "system" else "action"], 0.0, NO_CATEGORY))
+                painted = end
+                continue
+            t_index = (m_index - 1) // 2
+            _, r0, r1, o0, o1 = bodies[t_index]
+            trained = self.mode == "cpt" or self.sft_target == "all" or t_index == last
+            weight = 1.0 if trained else 0.0
+            obs_role = ROLE_IDS["observation"]
+            add((pos, obs_role, weight, NO_CATEGORY))
+            if r1 > r0:
+                reasoning_weight = 1.0 if (trained and self.mode == "sft") else 0.0
+                add((pos + r0, ROLE_IDS["reasoning"], reasoning_weight, NO_CATEGORY))
+                add((pos + r1, obs_role, weight, NO_CATEGORY))
+            base = pos + o0
+            done = 0  # observation characters covered
+            for start, stop, category, kept in labels[t_index]:
+                if stop <= start:
+                    continue  # an empty span marks nothing
+                if start < done or stop > o1 - o0:
+                    return None
+                if start > done:
+                    add((base + done, obs_role, weight, NO_CATEGORY))
+                add(
+                    (
+                        base + start,
+                        obs_role,
+                        (1.0 if kept else 0.0) if cpt else weight,
+                        CATEGORY_IDS[category],
+                    )
+                )
+                done = stop
+            add((base + done, obs_role, weight, NO_CATEGORY))
+            painted = end + 1  # the end-of-message token
+        if painted > n:
+            return None
+        if painted < n:
+            add((painted, *_DEFAULT))
+        add((n, *_DEFAULT))
+        return segments
+
+    def _segments_painted(
+        self,
+        n: int,
+        messages: list[dict[str, str]],
+        positions: list[int],
+        bodies: list[tuple[str, int, int, int, int]],
+        labels: Sequence[Sequence[SpanRow]],
+    ) -> list[float]:
+        """The segments of any conversation: per-character arrays painted part by part (a later part wins
+        where parts overlap), then cut where a value changes."""
+        role = np.zeros(n + 1, dtype=np.uint8)  # +1: a sentinel for tokens starting at the very end
+        weight = np.zeros(n + 1, dtype=np.float32)
+        category = np.full(n + 1, NO_CATEGORY, dtype=np.int8)
+        last = len(bodies) - 1
+        for m_index, (msg, pos) in enumerate(zip(messages, positions, strict=True)):
+            end = pos + len(msg["content"])
             if msg["role"] == "system":
                 role[pos:end] = ROLE_IDS["system"]
                 continue
@@ -138,36 +230,74 @@ class ChatEncoder:
                 role[pos + r0 : pos + r1] = ROLE_IDS["reasoning"]
                 weight[pos + r0 : pos + r1] = 1.0 if (trained and self.mode == "sft") else 0.0
             base = pos + o0
-            for lab in labels[t_index]:
-                s, e = base + lab.start, base + lab.end
-                category[s:e] = CATEGORY_IDS[lab.category]
+            for start, stop, name, kept in labels[t_index]:
+                s, e = base + start, base + stop
+                category[s:e] = CATEGORY_IDS[name]
                 if self.mode == "cpt":
-                    weight[s:e] = 1.0 if lab.kept else 0.0
+                    weight[s:e] = 1.0 if kept else 0.0
         # The sentinel slot past the end belongs to nothing.
         role[n], weight[n], category[n] = 0, 0.0, NO_CATEGORY
-        return _Rendered(text, role, weight, category)
+        change = (role[1:] != role[:-1]) | (weight[1:] != weight[:-1]) | (category[1:] != category[:-1])
+        starts = [0, *(np.flatnonzero(change) + 1).tolist()]
+        if starts[-1] != n:
+            starts.append(n)
+        return [x for s in starts for x in (s, int(role[s]), float(weight[s]), int(category[s]))]
 
     def encode(
         self, items: Sequence[tuple[Trajectory, str, Sequence[Sequence[SpanLabel]]]]
     ) -> list[Document]:
         """Encode ``(trajectory, system_text, span_labels)`` items in one tokenizer batch call."""
+        return self.encode_rows(
+            [
+                (traj, system_text, [[(x.start, x.end, x.category, x.kept) for x in turn] for turn in labels])
+                for traj, system_text, labels in items
+            ]
+        )
+
+    def encode_rows(
+        self, items: Sequence[tuple[Trajectory, str, Sequence[Sequence[SpanRow]]]]
+    ) -> list[Document]:
+        """:meth:`encode` for span rows (:meth:`InfoMaskPolicy.spans`) instead of span labels."""
+        if not items:
+            return []
         rendered = [self.render(t, s, lab) for t, s, lab in items]
         # The Rust tokenizer directly: same tokens as tokenizer(text, add_special_tokens=False), without
         # transformers' per-encoding Python conversion (which would cost more than the tokenization).
         encodings = self.tokenizer.backend_tokenizer.encode_batch(
             [r.text for r in rendered], add_special_tokens=False
         )
+        # The whole batch at once: the documents' characters laid end to end (each with its sentinel),
+        # every token's start looked up among every segment's start in one call.
+        counts = np.array([len(enc) for enc in encodings], dtype=np.int64)
+        total = int(counts.sum())
+        ids = np.fromiter(chain.from_iterable(enc.ids for enc in encodings), dtype=np.int32, count=total)
+        # Each document's offsets list is freed as soon as it is read: its memory serves the next one.
+        offsets = np.fromiter(
+            map(_FIRST, chain.from_iterable(enc.offsets for enc in encodings)), dtype=np.int64, count=total
+        )
+        lengths = np.array([len(r.text) for r in rendered], dtype=np.int64)
+        firsts = np.concatenate([[0], np.cumsum(lengths + 1)[:-1]])  # each document's first character
+        starts = np.minimum(offsets, np.repeat(lengths, counts)) + np.repeat(firsts, counts)
+        # The segments' (start, role, weight, category), all as float64 (exact for these values).
+        n_segments = [len(r.segments) // 4 for r in rendered]
+        segments = np.array(list(chain.from_iterable(r.segments for r in rendered)), dtype=np.float64)
+        segments = segments.reshape(-1, 4)
+        seg_starts = segments[:, 0].astype(np.int64) + np.repeat(firsts, n_segments)
+        # A token's segment: the last one starting at or before its first character (a later one wins
+        # a tie: segments may be empty).
+        index = np.searchsorted(seg_starts, starts, side="right") - 1
+        roles = segments[index, 1].astype(np.uint8)
+        weights = segments[index, 2].astype(np.float32)
+        categories = segments[index, 3].astype(np.int8)
         docs = []
-        for (traj, _, _), r, enc in zip(items, rendered, encodings, strict=True):
-            offsets = enc.offsets
-            starts = np.fromiter((o[0] for o in offsets), dtype=np.int64, count=len(offsets))
-            np.minimum(starts, len(r.text), out=starts)
+        bounds = [0, *np.cumsum(counts).tolist()]
+        for (traj, _, _), a, b in zip(items, bounds, bounds[1:], strict=False):
             docs.append(
                 Document(
-                    input_ids=np.asarray(enc.ids, dtype=np.int32),
-                    role_ids=r.role[starts],
-                    loss_weights=r.weight[starts],
-                    category_ids=r.category[starts],
+                    input_ids=ids[a:b],
+                    role_ids=roles[a:b],
+                    loss_weights=weights[a:b],
+                    category_ids=categories[a:b],
                     traj_id=traj.id,
                     domain=traj.domain,
                 )

@@ -58,11 +58,9 @@ def check_domain(traj: Trajectory, domain: Any, verify: bool = True) -> list[Fai
 
     Stops at the first failing turn (the rest of a broken trajectory adds nothing to the report).
     """
+    codecs = (("action", domain.action_codec), ("observation", domain.observation_codec))
     for i, turn in enumerate(traj.turns):
-        for kind, codec, text in (
-            ("action", domain.action_codec, turn.action),
-            ("observation", domain.observation_codec, turn.observation),
-        ):
+        for (kind, codec), text in zip(codecs, (turn.action, turn.observation), strict=True):
             try:
                 codec.parse(text)
             except Exception as exc:  # CodecError, or a codec bug: both make the turn unusable

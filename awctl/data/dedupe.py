@@ -13,6 +13,7 @@ near-dedupe), which is the only part of prep that is not flat; ``--shard i/n`` d
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,7 +48,7 @@ def lsh_params(threshold: float, num_perm: int) -> tuple[int, int]:
     pairs = [(b, r) for b in range(1, num_perm + 1) for r in range(1, num_perm // b + 1)]
     bands = np.array([b for b, _ in pairs], dtype=np.float64)[:, None]
     rows = np.array([r for _, r in pairs], dtype=np.float64)[:, None]
-    nodes, weights = np.polynomial.legendre.leggauss(num_perm)
+    nodes, weights = _gauss_legendre(num_perm)
 
     def collide(lo: float, hi: float) -> tuple[Any, Any]:
         s = (hi - lo) / 2 * nodes + (hi + lo) / 2  # nodes mapped from [-1, 1] to [lo, hi]
@@ -58,6 +59,36 @@ def lsh_params(threshold: float, num_perm: int) -> tuple[int, int]:
     false_pos = (p_low * w_low).sum(axis=1)
     false_neg = ((1 - p_high) * w_high).sum(axis=1)
     return pairs[int(np.argmin(0.5 * false_pos + 0.5 * false_neg))]
+
+
+def _gauss_legendre(n: int) -> tuple[Any, Any]:
+    """Nodes (ascending) and weights of ``n``-point Gauss-Legendre quadrature on [-1, 1]: Newton's
+    method on the Legendre polynomial P_n from the classic first guesses, all nodes at once.
+    ``numpy.polynomial.legendre.leggauss`` would give the same to rounding, but through LAPACK, whose
+    OpenBLAS threads then spin on the other cores for about a tenth of a second: more CPU time than
+    deduplicating a few thousand trajectories."""
+    import numpy as np
+
+    def legendre(x: Any) -> tuple[Any, Any]:
+        """P_n(x) and P_n'(x), by the three-term recurrence."""
+        before, p = np.ones_like(x), x
+        for j in range(2, n + 1):
+            before, p = p, ((2 * j - 1) * x * p - (j - 1) * before) / j
+        return p, n * (x * p - before) / (x * x - 1)
+
+    x = np.cos(np.pi * (np.arange(n, 0, -1) - 0.25) / (n + 0.5))
+    for _ in range(100):
+        p, dp = legendre(x)
+        step = p / dp
+        x = x - step
+        if np.abs(step).max() <= 1e-16:
+            break
+    _, dp = legendre(x)
+    weights = 2 / ((1 - x * x) * dp * dp)
+    # Symmetric about 0 and summing to 2, exactly as they must (and as numpy makes them).
+    x = (x - x[::-1]) / 2
+    weights = (weights + weights[::-1]) / 2
+    return x, weights * (2.0 / weights.sum())
 
 
 class _BandIndex:
@@ -77,8 +108,8 @@ class _BandIndex:
         self._buckets: list[dict[bytes, int]] = [{} for _ in range(self.bands)]
 
     def _keys(self, values: Any) -> list[bytes]:
-        r = self.rows
-        return [values[i * r : (i + 1) * r].tobytes() for i in range(self.bands)]
+        raw, width = values.tobytes(), self.rows * values.itemsize
+        return [raw[i * width : (i + 1) * width] for i in range(self.bands)]
 
     def first_match(self, values: Any) -> tuple[int | None, list[bytes]]:
         """Smallest id sharing a band with ``values`` (``None`` if none), and the band keys for :meth:`add`."""
@@ -106,7 +137,9 @@ class Deduper:
     _lsh: _BandIndex | None = None
     _ids: list[str] = field(default_factory=list)
     _perms: Any = None
+    _perm_columns: Any = None
     _powers: Any = None
+    _inverse_powers: Any = None
 
     def __post_init__(self) -> None:
         if self.near_threshold is not None:
@@ -119,20 +152,45 @@ class Deduper:
                 rng.randint(1, _MERSENNE, size=self.num_perm, dtype=np.uint64),
                 rng.randint(0, _MERSENNE, size=self.num_perm, dtype=np.uint64),
             )
-            # _SHINGLE_BASE ** (k-1-j): the polynomial hash of a window as one dot product.
-            self._powers = np.array(
-                [pow(_SHINGLE_BASE, self.shingle - 1 - j, 1 << 64) for j in range(self.shingle)],
-                dtype=np.uint64,
-            )
+            # As columns: each permutation's values over a document's shingles are then contiguous.
+            self._perm_columns = (self._perms[0][:, None], self._perms[1][:, None])
+            self._grow_powers(4096)
 
-    def check(self, traj: Trajectory, digest: bytes | None = None) -> tuple[str, str] | None:
-        """``None`` when ``traj`` is new (and remember it), else ``(kind, id_of_original)``."""
+    def _grow_powers(self, n: int) -> None:
+        """``_SHINGLE_BASE ** m`` and its inverse's powers modulo 2**64 for ``m < n`` (at least)."""
+        import numpy as np
+
+        size = 4096
+        while size < n:
+            size *= 2
+        if self._powers is not None and len(self._powers) >= size:
+            return
+        # The base is odd, so it has an inverse modulo 2**64; uint64 products wrap modulo 2**64.
+        inverse = pow(_SHINGLE_BASE, -1, 1 << 64)
+        powers = np.empty(size, dtype=np.uint64)
+        inverse_powers = np.empty(size, dtype=np.uint64)
+        powers[0] = inverse_powers[0] = 1
+        step, inverse_step, filled = _SHINGLE_BASE, inverse, 1
+        while filled < size:  # doubling: [0, filled) times base**filled gives [filled, 2*filled)
+            m = min(filled, size - filled)
+            np.multiply(powers[:m], np.uint64(step), out=powers[filled : filled + m])
+            np.multiply(inverse_powers[:m], np.uint64(inverse_step), out=inverse_powers[filled : filled + m])
+            step, inverse_step = step * step % (1 << 64), inverse_step * inverse_step % (1 << 64)
+            filled += m
+        self._powers, self._inverse_powers = powers, inverse_powers
+
+    def check(
+        self, traj: Trajectory, digest: bytes | None = None, minhash: Any = None
+    ) -> tuple[str, str] | None:
+        """``None`` when ``traj`` is new (and remember it), else ``(kind, id_of_original)``. ``minhash``:
+        its :meth:`minhashes` values when already computed (with other trajectories')."""
         digest = digest or content_digest(traj)
         seen = self._exact.get(digest)
         if seen is not None:
             return "exact", seen
         if self._lsh is not None:
-            original, keys = self._lsh.first_match(self._minhash(traj))
+            values = self._minhash(traj) if minhash is None else minhash
+            original, keys = self._lsh.first_match(values)
             if original is not None:
                 return "near", self._ids[original]
             self._lsh.add(len(self._ids), keys)
@@ -141,25 +199,89 @@ class Deduper:
         return None
 
     def _minhash(self, traj: Trajectory) -> Any:
-        """MinHash values (``num_perm`` uint64) of the turns' character ``shingle``-grams (lower-cased,
-        whitespace collapsed), all in numpy: a polynomial hash per window (one dot product over a sliding
-        window view, modulo 2**64), a 64-bit mix, a consistent 1-in-4 sample of the shingles (same
-        shingle, same decision, so Jaccard is preserved in expectation), then the permutations. No
-        per-word Python loop: this runs once per trajectory on every record."""
+        return self.minhashes([traj])[0]
+
+    def minhashes(self, trajs: Sequence[Trajectory]) -> list[Any]:
+        """MinHash values (``num_perm`` uint64) of each trajectory's character ``shingle``-grams of the
+        turns (lower-cased, whitespace collapsed), all in numpy and for all trajectories at once: a
+        polynomial hash per window (modulo 2**64), a 64-bit mix, a consistent 1-in-4 sample of the
+        shingles (same shingle, same decision, so Jaccard is preserved in expectation), then the
+        permutations. No per-word Python loop, and numpy's cost per call is paid once per batch."""
         import numpy as np
 
-        text = " ".join(" ".join(f"{t.action}\n{t.observation}" for t in traj.turns).lower().split())
-        data = np.frombuffer(text.encode(), dtype=np.uint8).astype(np.uint64)
+        if not trajs:
+            return []
         k = self.shingle
-        if len(data) < k:
-            data = np.concatenate([data, np.zeros(k - len(data), dtype=np.uint64)])
-        # uint64 products and sums wrap: this is sum_j data[i+j] * base**(k-1-j) mod 2**64.
-        h = np.lib.stride_tricks.sliding_window_view(data, k) @ self._powers
+        texts = [
+            " ".join(" ".join(f"{t.action}\n{t.observation}" for t in traj.turns).lower().split()).encode()
+            for traj in trajs
+        ]
+        # The texts end to end, each padded with zero bytes to at least one window.
+        sizes = np.array([max(len(text), k) for text in texts], dtype=np.int64)
+        data = np.frombuffer(b"".join(text.ljust(k, b"\0") for text in texts), dtype=np.uint8)
+        self._grow_powers(int(sizes.max()))
+        # With i a window's start within its text, its hash is sum_j data[i+j] * base**(k-1-j) =
+        # base**(i+k-1) * sum_j data[i+j] * base**-(i+j) (mod 2**64): a difference of prefix sums.
+        local = np.arange(len(data)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+        prefix = np.empty(len(data) + 1, dtype=np.uint64)
+        prefix[0] = 0
+        np.cumsum(data * self._inverse_powers[local], out=prefix[1:])
+        # Only windows within one text.
+        windows = sizes - k + 1
+        window_doc = np.repeat(np.arange(len(trajs)), windows)
+        first_window = np.cumsum(windows) - windows
+        start = np.arange(len(window_doc)) + np.repeat(np.cumsum(sizes) - sizes - first_window, windows)
+        h = prefix[start + k] - prefix[start]
+        h *= self._powers[local[start] + k - 1]
         h ^= h >> np.uint64(31)
         h *= np.uint64(0xBF58476D1CE4E5B9)
         h ^= h >> np.uint64(29)
-        sample = h[(h & np.uint64(3)) == 0]
-        # No np.unique: a repeated shingle cannot change a minimum.
-        sh = (sample if len(sample) else h[:1]) >> np.uint64(32)
-        a, b = self._perms
-        return (((sh[:, None] * a + b) % np.uint64(_MERSENNE)) & np.uint64(_MAX32)).min(axis=0)
+        sampled = (h & np.uint64(3)) == 0
+        # A text without a sampled shingle keeps its first one.
+        counts = np.bincount(window_doc[sampled], minlength=len(trajs))
+        sampled[first_window[counts == 0]] = True
+        # Each text's distinct shingles (a repeated one cannot change a minimum, only cost time):
+        # (text, shingle) codes sorted, repeats dropped.
+        codes = np.sort(
+            (window_doc[sampled].astype(np.uint64) << np.uint64(32)) | (h[sampled] >> np.uint64(32))
+        )
+        if len(codes) > 1:
+            codes = codes[np.concatenate([[True], codes[1:] != codes[:-1]])]
+        sh = codes & np.uint64(_MAX32)
+        counts = np.bincount((codes >> np.uint64(32)).astype(np.int64), minlength=len(trajs))
+        starts = np.cumsum(counts) - counts
+        out = np.empty((len(trajs), self.num_perm), dtype=np.uint64)
+        # A few hundred shingles at a time (see _SHINGLES_AT_ONCE).
+        doc = 0
+        while doc < len(trajs):
+            end = int(np.searchsorted(starts, starts[doc] + _SHINGLES_AT_ONCE, side="right"))
+            end = max(end, doc + 1)
+            stop = int(starts[end]) if end < len(trajs) else len(sh)
+            out[doc:end] = _permuted_minima(
+                sh[starts[doc] : stop], starts[doc:end] - starts[doc], *self._perm_columns
+            ).T
+            doc = end
+        return list(out)
+
+
+# Shingles whose permutations are computed together: 64 x 256 uint64 (128 KiB) arrays stay in cache.
+_SHINGLES_AT_ONCE = 256
+
+
+def _permuted_minima(sh: Any, starts: Any, a: Any, b: Any) -> Any:
+    """Per permutation (``a``, ``b``: columns) and per segment of ``sh`` (from each of ``starts``),
+    ``min over its shingles of ((a*sh + b) mod 2**64 mod p) & (2**32 - 1)``. For x < 2**64, x mod p
+    (p = 2**61 - 1) is (x & p) + (x >> 61) unless that reaches p, and its low 32 bits are those of
+    x + (x >> 61): no division. Where the sum may reach p (x & p >= p - 7, which is rare) the exact
+    remainder is taken instead."""
+    import numpy as np
+
+    x = a * sh
+    x += b
+    low = x >> np.uint64(61)
+    low += x
+    low &= np.uint64(_MAX32)
+    x &= np.uint64(_MERSENNE)
+    if (x >= np.uint64(_MERSENNE - 7)).any():
+        low = ((a * sh + b) % np.uint64(_MERSENNE)) & np.uint64(_MAX32)
+    return np.minimum.reduceat(low, starts, axis=1)

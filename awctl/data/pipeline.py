@@ -11,10 +11,12 @@ from __future__ import annotations
 import contextlib
 import gc
 import hashlib
+import itertools
 import json
 import time
 from collections import deque
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
@@ -227,6 +229,7 @@ class PrepRun:
 
         def emit(docs: list[Document], splits: list[str], spans: MaskReport) -> None:
             self.report.merge(spans)
+            packed = []
             for doc, split in zip(docs, splits, strict=True):
                 if cfg.mode == "sft" and len(doc) > cfg.block_size:
                     # Never split an SFT example: keep its target with the action it answers
@@ -243,7 +246,8 @@ class PrepRun:
                 )
                 for block in packer.add(doc):
                     writer.add(block)
-                self._count_tokens(doc)
+                packed.append(doc)
+            self._count_tokens(packed)
             self.progress.advance(tokens=sum(len(d) for d in docs))
 
         pool = _WorkerPool(cfg, self.out / "tokenizer") if cfg.workers > 0 else None
@@ -268,30 +272,33 @@ class PrepRun:
         self.progress.phase("prep")
         t_prep = time.perf_counter()
         with open(self.out / "quarantine.jsonl", "w", encoding="utf-8") as quarantine:
-            for item in iter_records(files, self.domains):
-                self.counts["read"] += 1
-                self.progress.advance(records=1)
-                if isinstance(item, Rejected):
-                    if self._in_slice(f"{item.file}:{item.line}"):
-                        self.counts["in_slice"] += 1
-                        self._quarantine(quarantine, item)
-                    continue
-                digest = content_digest(item.trajectory)
-                if not self._in_slice(digest.hex()):
-                    continue
-                self.counts["in_slice"] += 1
-                accepted = self._clean(item, digest, quarantine)
-                if accepted is None:
-                    continue
-                traj, domain = accepted
-                source = source_key(traj, item.file)
-                split = self.sources.get(source) or self.sources.setdefault(
-                    source, self.splitter.assign(source)
-                )
-                batch.append((traj, self._system_text(traj, domain), split, source))
-                self.counts["kept"] += 1
-                if len(batch) >= cfg.batch_size:
-                    flush_batch()
+            records = iter_records(files, self.domains)
+            # A batch of records is screened at once (MinHash for all of them together), then each
+            # is decided in order: what is written does not depend on the batching.
+            while chunk := list(itertools.islice(records, cfg.batch_size)):
+                for item, screened in zip(chunk, self._screen(chunk), strict=True):
+                    self.counts["read"] += 1
+                    self.progress.advance(records=1)
+                    if isinstance(item, Rejected):
+                        if self._in_slice(f"{item.file}:{item.line}"):
+                            self.counts["in_slice"] += 1
+                            self._quarantine(quarantine, item)
+                        continue
+                    if screened is None:  # another slice's
+                        continue
+                    self.counts["in_slice"] += 1
+                    accepted = self._clean(item, screened, quarantine)
+                    if accepted is None:
+                        continue
+                    traj, domain = accepted
+                    source = source_key(traj, item.file)
+                    split = self.sources.get(source) or self.sources.setdefault(
+                        source, self.splitter.assign(source)
+                    )
+                    batch.append((traj, self._system_text(traj, domain), split, source))
+                    self.counts["kept"] += 1
+                    if len(batch) >= cfg.batch_size:
+                        flush_batch()
             try:
                 flush_batch(final=True)
             finally:
@@ -306,33 +313,47 @@ class PrepRun:
         self.timings["prep_s"] = round(time.perf_counter() - t_prep, 3)
         return self._write_manifest(tokenizer, writers)
 
-    def _clean(self, item: Record, digest: bytes, quarantine: Any) -> tuple[Trajectory, Any] | None:
+    def _screen(self, chunk: list[Record | Rejected]) -> list[_Screened | None]:
+        """What deciding each record of ``chunk`` takes that does not depend on the records before it:
+        its digest, whether it is in this slice (``None`` if not, or if it was rejected on reading),
+        its checks and its MinHash values (for all records that pass their checks at once)."""
+        out: list[_Screened | None] = []
+        for item in chunk:
+            if isinstance(item, Rejected):
+                out.append(None)
+                continue
+            digest = content_digest(item.trajectory)
+            out.append(self._checks(item, digest) if self._in_slice(digest.hex()) else None)
+        if self.deduper is not None and self.deduper.near_threshold is not None:
+            todo = [
+                (item, s) for item, s in zip(chunk, out, strict=True) if s is not None and not s.rejections
+            ]
+            values = self.deduper.minhashes([item.trajectory for item, _ in todo])
+            for (_, screened), minhash in zip(todo, values, strict=True):
+                screened.minhash = minhash
+        return out
+
+    def _checks(self, item: Record, digest: bytes) -> _Screened:
         traj = item.trajectory
         domain = self.domains.get(traj.domain)
-        failures = check_filters(traj, self.filters)
         if domain is None and not self.config.allow_unknown_domains:
             known = ", ".join(sorted(self.domains)) or "none"
-            self._quarantine(
-                quarantine,
-                Rejected(
-                    item.file,
-                    item.line,
-                    "domain",
-                    f"unknown domain {traj.domain!r} (registered: {known})",
-                    traj.id,
-                ),
-            )
-            return None
+            reason = f"unknown domain {traj.domain!r} (registered: {known})"
+            return _Screened(digest, domain, [Rejected(item.file, item.line, "domain", reason, traj.id)])
+        failures = check_filters(traj, self.filters)
         if not failures and domain is not None:
             failures = check_domain(traj, domain, self.config.verify)
-        if failures:
-            for f in failures:
-                self._quarantine(
-                    quarantine, Rejected(item.file, item.line, f.check, f.reason, traj.id, f.turn)
-                )
+        rejections = [Rejected(item.file, item.line, f.check, f.reason, traj.id, f.turn) for f in failures]
+        return _Screened(digest, domain, rejections)
+
+    def _clean(self, item: Record, screened: _Screened, quarantine: Any) -> tuple[Trajectory, Any] | None:
+        traj = item.trajectory
+        if screened.rejections:
+            for rejection in screened.rejections:
+                self._quarantine(quarantine, rejection)
             return None
         if self.deduper is not None:
-            dup = self.deduper.check(traj, digest)
+            dup = self.deduper.check(traj, screened.digest, screened.minhash)
             if dup is not None:
                 kind, original = dup
                 self.counts[f"duplicates_{kind}"] += 1
@@ -347,18 +368,22 @@ class PrepRun:
                     ),
                 )
                 return None
-        return traj, domain
+        return traj, screened.domain
 
-    def _count_tokens(self, doc: Document) -> None:
+    def _count_tokens(self, docs: list[Document]) -> None:
+        """Add the documents' tokens and kept tokens per category to the report (a batch at once)."""
         import numpy as np
 
-        cats = doc.category_ids
+        if not docs:
+            return
+        cats = np.concatenate([doc.category_ids for doc in docs])
+        weights = np.concatenate([doc.loss_weights for doc in docs])
         mask = cats >= 0
         if not mask.any():
             return
         n_cat = len(CATEGORIES)
         tokens = np.bincount(cats[mask], minlength=n_cat)
-        kept = np.bincount(cats[mask & (doc.loss_weights > 0)], minlength=n_cat)
+        kept = np.bincount(cats[mask & (weights > 0)], minlength=n_cat)
         for i, name in enumerate(CATEGORIES):
             if tokens[i]:
                 self.report.add_tokens(name, int(tokens[i]), int(kept[i]))
@@ -395,6 +420,16 @@ class PrepRun:
         return manifest
 
 
+@dataclass
+class _Screened:
+    """A record's checks, done ahead of deciding it (see :meth:`PrepRun._screen`)."""
+
+    digest: bytes
+    domain: Any
+    rejections: list[Rejected]  # what to quarantine (empty: it passed)
+    minhash: Any = None
+
+
 class _BatchWorker:
     """Masks and tokenizes one batch: ``[(trajectory, system text, source)]`` → documents + span counts.
     Runs in the main process (``workers=0``) or in each worker process."""
@@ -405,13 +440,11 @@ class _BatchWorker:
 
     def __call__(self, work: list[tuple[Trajectory, str, str]]) -> tuple[list[Document], MaskReport]:
         spans = MaskReport()
-        items = []
-        for traj, system_text, _ in work:
-            labels = self.policy.label(traj, system_text)
-            for turn_labels in labels:
-                spans.add_spans(turn_labels)
-            items.append((traj, system_text, labels))
-        docs = self.encoder.encode(items)
+        labels = self.policy.spans_batch([(traj, system_text) for traj, system_text, _ in work])
+        spans.add_rows(itertools.chain.from_iterable(itertools.chain.from_iterable(labels)))
+        docs = self.encoder.encode_rows(
+            [(traj, system_text, rows) for (traj, system_text, _), rows in zip(work, labels, strict=True)]
+        )
         for doc, (_, _, source) in zip(docs, work, strict=True):
             doc.source = source
         return docs, spans
