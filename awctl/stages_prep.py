@@ -63,9 +63,9 @@ class PrepStage(Stage):
         opts: PrepOptions = self.options  # type: ignore[assignment]
         tokenizer = opts.tokenizer
         if tokenizer.startswith("pkg:"):  # the tokenizer embedded in a packaged model file (GGUF)
-            from awctl.stages_train import _package_file
+            from awctl.stages_train import package_file
 
-            tokenizer = _package_file(tokenizer)
+            tokenizer = package_file(tokenizer)
         elif not tokenizer.startswith("train:"):
             tokenizer = str(ctx.resolve_input(tokenizer))
         config = PrepConfig(

