@@ -242,11 +242,9 @@ class Deduper:
         sampled[first_window[counts == 0]] = True
         # Each text's distinct shingles (a repeated one cannot change a minimum, only cost time):
         # (text, shingle) codes sorted, repeats dropped.
-        codes = np.sort(
+        codes = np.unique(
             (window_doc[sampled].astype(np.uint64) << np.uint64(32)) | (h[sampled] >> np.uint64(32))
         )
-        if len(codes) > 1:
-            codes = codes[np.concatenate([[True], codes[1:] != codes[:-1]])]
         sh = codes & np.uint64(_MAX32)
         counts = np.bincount((codes >> np.uint64(32)).astype(np.int64), minlength=len(trajs))
         starts = np.cumsum(counts) - counts

@@ -75,8 +75,6 @@ DEFAULT_KEEP: dict[str, float] = {
 }
 
 _WORD = re.compile(r"\w+|[^\w\s]")
-_ALNUM = re.compile(r"[^\W_]")
-_SPACE = re.compile(r"\s+")
 _ERROR = re.compile(
     r"(\b(?!is_?error\b)\w*(error|exception)\b|\b(errno|traceback|fatal|failed|failure|denied|refused|invalid|cannot|"
     r"unable|panic|segmentation fault|timed out|timeout|not found|no such|permission|warning|forbidden|"
@@ -119,10 +117,8 @@ _ERROR_TRIGGERS = frozenset(
 )
 
 
-# A word ending in "error"/"exception": words are maximal \w+ runs, so this is one followed by a non-word.
-# The policy applies the word-level form (a trigger word, or a word that ends so): only lines holding
-# one go through the ``_ERROR`` regex, and most lines hold none.
-_ERROR_SUFFIX = re.compile(r"(error|exception)(?!\w)")
+# The pre-filter of the error rule: only lines holding a trigger word or a word ending in one of these
+# go through the ``_ERROR`` regex, and most lines hold none.
 _ERROR_SUFFIXES = ("error", "exception")
 
 
@@ -162,10 +158,6 @@ class SpanLabel:
     category: str
     kept: bool
     features: dict[str, float] = field(default_factory=dict, compare=False)
-
-
-def _words(text: str) -> list[str]:
-    return _WORD.findall(text.lower())
 
 
 def split_lines(text: str) -> list[tuple[int, int]]:
@@ -231,9 +223,7 @@ class _Units:
             kinds += (_ACTION, _LINE)
             sizes += (1, len(lines))
             collapsed = list(map(" ".join, map(str.split, lines)))
-            # Rule 2 asks whether a line is inside _SPACE.sub(" ", action); a collapsed line neither
-            # starts nor ends with a space, so inside the action collapsed the same way (\s is
-            # str.isspace for both re and str.split), which is cheaper.
+            # Rule 2: the line, whitespace runs collapsed, inside the action collapsed the same way.
             self.echo.extend(map(" ".join(turn.action.split()).__contains__, collapsed))
             self.repeated.extend(map(earlier.__contains__, collapsed))
             earlier.update(collapsed)
@@ -261,14 +251,6 @@ def _rank(codes: Any) -> tuple[Any, int]:
     """Dense ranks of ``codes`` (equal codes, equal ranks) and how many distinct codes there are."""
     distinct, ranks = np.unique(codes, return_inverse=True)
     return ranks, len(distinct)
-
-
-def _distinct(codes: Any) -> Any:
-    """The distinct values of ``codes``, ascending."""
-    codes = np.sort(codes)
-    if len(codes) > 1:
-        codes = codes[np.concatenate([[True], codes[1:] != codes[:-1]])]
-    return codes
 
 
 def _members(sorted_codes: Any, probes: Any) -> Any:
@@ -406,7 +388,7 @@ class _LineStats:
         if int(key.max(initial=0)).bit_length() + unit_bits >= 62:
             key, _ = _rank(key)
         # Distinct (n-gram, unit) pairs, sorted by n-gram then unit: its first unit leads its group.
-        pairs = _distinct((key << unit_bits) | unit)
+        pairs = np.unique((key << unit_bits) | unit)
         pair_key, pair_unit = pairs >> unit_bits, pairs & ((1 << unit_bits) - 1)
         leads = np.ones(len(pairs), dtype=bool)
         leads[1:] = pair_key[1:] != pair_key[:-1]
@@ -582,13 +564,8 @@ class MaskReport:
     tokens: dict[str, int] = field(default_factory=lambda: dict.fromkeys(CATEGORIES, 0))
     kept_tokens: dict[str, int] = field(default_factory=lambda: dict.fromkeys(CATEGORIES, 0))
 
-    def add_spans(self, labels: Iterable[SpanLabel]) -> None:
-        for lab in labels:
-            self.spans[lab.category] += 1
-            self.kept_spans[lab.category] += int(lab.kept)
-
     def add_rows(self, rows: Iterable[SpanRow]) -> None:
-        """:meth:`add_spans` for :meth:`InfoMaskPolicy.spans` rows."""
+        """Count the spans of :meth:`InfoMaskPolicy.spans` rows, per category, and the kept ones."""
         for (category, kept), count in Counter(map(_CATEGORY_AND_KEPT, rows)).items():
             self.spans[category] += count
             if kept:

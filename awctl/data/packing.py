@@ -62,7 +62,7 @@ class Block:
         n = end - start
         s = slice(self.fill, self.fill + n)
         self.input_ids[s] = doc.input_ids[start:end]
-        self.position_ids[s] = _positions(n)
+        self.position_ids[s] = np.arange(n, dtype=np.int32)
         self.loss_weights[s] = doc.loss_weights[start:end]
         self.doc_ids[s] = self.docs
         self.role_ids[s] = doc.role_ids[start:end]
@@ -72,18 +72,6 @@ class Block:
         self.traj_ids.append(doc.traj_id)
         self.sources.append(doc.source)
         self.domains.append(doc.domain)
-
-
-_POSITIONS = np.arange(0, dtype=np.int32)
-
-
-def _positions(n: int) -> np.ndarray:
-    """``np.arange(n)`` as int32, sliced from one cached array (read-only)."""
-    global _POSITIONS
-    if len(_POSITIONS) < n:
-        _POSITIONS = np.arange(max(n, 2 * len(_POSITIONS)), dtype=np.int32)
-        _POSITIONS.flags.writeable = False
-    return _POSITIONS[:n]
 
 
 class BlockPacker:
@@ -121,11 +109,8 @@ class BlockPacker:
     def _place(self, doc: Document, start: int, end: int) -> Iterator[Block]:
         n = end - start
         # Best fit: the open block with the least room that still takes the piece (first such on ties).
-        target, least = None, self.block_size + 1
-        for block in self._open:
-            room = self.block_size - block.fill
-            if n <= room < least:
-                target, least = block, room
+        fits = [b for b in self._open if b.free >= n]
+        target = min(fits, key=lambda b: b.free) if fits else None
         if target is None:
             if len(self._open) >= self.max_open:
                 # Close the fullest block: it wastes the least padding.

@@ -71,12 +71,7 @@ class ShardWriter:
         folder = self.out_dir / self.split
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / f"part-{self.slice_tag}-{len(self.shards):05d}.safetensors"
-        # np.stack, without its per-array Python checks (all blocks have one length and dtype per field).
-        size = len(self._buffer[0].input_ids)
-        tensors = {
-            name: np.concatenate([getattr(b, name) for b in self._buffer]).reshape(-1, size)
-            for name in FIELDS
-        }
+        tensors = {name: np.stack([getattr(b, name) for b in self._buffer]) for name in FIELDS}
         n_docs = sum(b.docs for b in self._buffer)
         n_tokens = int(sum(b.fill for b in self._buffer))
         n_loss = int((tensors["loss_weights"] > 0).sum())
@@ -89,7 +84,9 @@ class ShardWriter:
         with open(index, "w", encoding="utf-8") as handle:
             for b_index, block in enumerate(self._buffer):
                 docs = zip(block.traj_ids, block.sources, block.domains, strict=True)
-                handle.writelines(_index_row(b_index, d_index, *doc) for d_index, doc in enumerate(docs))
+                for d_index, (tid, src, dom) in enumerate(docs):
+                    row = {"block": b_index, "doc": d_index, "trajectory": tid, "source": src, "domain": dom}
+                    handle.write(json.dumps(row) + "\n")
         self.shards.append(
             {
                 "path": str(path.relative_to(self.out_dir)),
@@ -115,19 +112,6 @@ class ShardWriter:
             "loss_tokens": self.loss_tokens,
             "shards": self.shards,
         }
-
-
-def _index_row(block: int, doc: int, trajectory: str, source: str, domain: str) -> str:
-    """``json.dumps`` of the row's dict plus a newline, formatted directly (thousands per shard)."""
-    quote = _quote
-    return (
-        f'{{"block": {block}, "doc": {doc}, "trajectory": {quote(trajectory)}, '
-        f'"source": {quote(source)}, "domain": {quote(domain)}}}\n'
-    )
-
-
-# What json.dumps does to a str (ensure_ascii), without its per-call set-up.
-_quote = json.encoder.encode_basestring_ascii
 
 
 def load_shard(path: str | Path) -> dict[str, np.ndarray]:
