@@ -19,7 +19,7 @@ from typing import Any
 
 from awctl.domain import CheckResult, Task
 from awctl.env import Environment
-from domains.terminal.tasks import keys, output_is
+from domains.terminal.tasks import keys, output_is, task_setup
 
 _WORDS = (
     "amber", "apple", "arrow", "atlas", "bacon", "badge", "basil", "beach", "berry", "bison", "blaze", "bloom",
@@ -225,11 +225,8 @@ def drill_tasks(count: int = 120, seed: int = 0, max_steps: int = 5) -> tuple[Ta
     for i in range(count):
         g = _Names(rng)
         steps = [rng.choice(FAMILIES)(g) for _ in range(rng.randint(1, max_steps))]
-        setup: dict[str, Any] = {}
-        if files := {k: v for s in steps for k, v in s.files.items()}:
-            setup["files"] = files
-        if env := {k: v for s in steps for k, v in s.env.items()}:
-            setup["env"] = env
+        files = {k: v for s in steps for k, v in s.files.items()}
+        env = {k: v for s in steps for k, v in s.env.items()}
         instruction = "; then ".join(s.instruction for s in steps)
         tasks.append(Task(
             id=f"terminal/drill/{i:03d}",
@@ -238,7 +235,7 @@ def drill_tasks(count: int = 120, seed: int = 0, max_steps: int = 5) -> tuple[Ta
             instruction=instruction[0].upper() + instruction[1:] + ".",
             solution=[keys(c) for s in steps for c in s.commands],
             check=_all_of([output_is(s.check_cmd, s.expected) for s in steps]),
-            setup=setup,
+            setup=task_setup(files, env),
             max_turns=40,
             tags=("drill", *dict.fromkeys(s.family for s in steps)),
         ))

@@ -52,6 +52,14 @@ def output_is(command: str, expected: str) -> Callable[[Environment], CheckResul
     return check
 
 
+def task_setup(
+    files: dict[str, Any] | None = None, env: dict[str, str] | None = None, commands: list[str] | None = None
+) -> dict[str, Any]:
+    """A task's ``setup`` for :class:`~domains.terminal.env.TerminalEnv`: only the parts given."""
+    parts = {"files": files, "env": env, "commands": commands}
+    return {key: value for key, value in parts.items() if value}
+
+
 def _task(
     task_id: str,
     instruction: str,
@@ -64,13 +72,6 @@ def _task(
     commands: list[str] | None = None,
     tags: tuple[str, ...] = (),
 ) -> Task:
-    setup: dict[str, Any] = {}
-    if files:
-        setup["files"] = files
-    if env:
-        setup["env"] = env
-    if commands:
-        setup["commands"] = commands
     return Task(
         id=f"terminal/basic/{task_id}",
         domain="terminal",
@@ -78,7 +79,7 @@ def _task(
         instruction=instruction,
         solution=[keys(c) for c in solution],
         check=output_is(check_cmd, expected),
-        setup=setup,
+        setup=task_setup(files, env, commands),
         max_turns=15,
         tags=tags,
     )
