@@ -8,6 +8,7 @@ Subclass :class:`Domain` and override what your domain has; the defaults are saf
 
 from __future__ import annotations
 
+import random
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -126,6 +127,22 @@ def verifier(name: str, description: str) -> Callable[[Callable[..., Any]], Veri
     return wrap
 
 
+@dataclass(frozen=True)
+class Fault:
+    """A deliberate error of one kind, planted into a copy of a real turn, that ``verifier`` must catch.
+
+    ``plant(ctx, rng)`` returns the corrupted observation for the turn ``ctx`` describes (the recorded
+    observation is ``ctx.observation``), or ``None`` when this kind of fault cannot be planted in that
+    turn (e.g. "cwd does not follow cd" in a turn without ``cd``). Domains list their faults so the
+    conformance kit and the foreign-data tests can check that each verifier catches its kind.
+    """
+
+    name: str
+    verifier: str
+    description: str
+    plant: Callable[[TurnContext, random.Random], str | None]
+
+
 # ── importers, tasks, perturbations ──────────────────────────────────────────────────────────────────
 
 
@@ -230,6 +247,12 @@ class Domain:
             simulation_instruction=self.prompt_builder.simulation_instruction,
         )
 
+    @property
+    def judge_guidance(self) -> str:
+        """What a rubric judge should check in this domain's observations: one paragraph that the LLM judge
+        puts into its rubric (empty: a generic guidance for any text environment)."""
+        return ""
+
     # ── checks and data ──
     def verifiers(self) -> list[Verifier]:
         return []
@@ -244,6 +267,10 @@ class Domain:
         return []
 
     def perturbations(self) -> list[Perturbation]:
+        return []
+
+    def faults(self) -> list[Fault]:
+        """Planted faults, one kind per verifier at least (see :class:`Fault`)."""
         return []
 
     # ── AgentWorldBench action/observation bodies (text under **Action:** / the observation marker) ──

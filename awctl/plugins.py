@@ -39,10 +39,10 @@ ENTRY_POINT_GROUP = "awctl"
 
 BUILTIN_PLUGINS: tuple[str, ...] = (
     "awctl.builtins",
-    "domains.terminal.plugin",
-    "domains.swe.plugin",
-    "domains.mcp.plugin",
-    "domains.search.plugin",
+    "awctl_domains.terminal.plugin",
+    "awctl_domains.swe.plugin",
+    "awctl_domains.mcp.plugin",
+    "awctl_domains.search.plugin",
 )
 
 KINDS = ("domains", "backends", "judges", "stages", "commands")

@@ -8,9 +8,9 @@ from __future__ import annotations
 import statistics
 import time
 
-from domains.search.engine import CORPUS_FILE, SearchEngine
-from domains.search.env import SearchEnv
-from domains.search.tasks import extract, memory, search, tasks_for
+from awctl_domains.search.engine import CORPUS_FILE, SearchEngine
+from awctl_domains.search.env import SearchEnv
+from awctl_domains.search.tasks import extract, memory, search, tasks_for
 
 
 def _timed(fn, n: int) -> list[float]:  # type: ignore[no-untyped-def]

@@ -16,6 +16,7 @@ from awctl.eval.extract import row_view
 from awctl.eval.judging import make_item
 from awctl.eval.llm_judge import JudgeParseError, judge_messages, parse_final_evaluation, system_prompt
 from awctl.eval.replay_server import ReplayServer
+from awctl.plugins import get_registry
 
 AWB = Path(__file__).parent / "fixtures" / "awb"
 
@@ -61,8 +62,9 @@ def test_judge_messages_carry_history_action_prediction_and_cleaned_truth() -> N
     view = row_view(row)
     item = make_item({**row, "gen": "<think>x</think><predicted_observation>\n**Environment Observation:**\nPRED\n"
                                     "</predicted_observation>"})
-    system, user = judge_messages(item)
-    assert system["content"] == system_prompt("terminal") and "Linux shell" in system["content"]
+    guidance = get_registry().domain("terminal").judge_guidance
+    system, user = judge_messages(item, guidance)
+    assert system["content"] == system_prompt(guidance) and "Linux shell" in system["content"]
     assert "<final_evaluation>" in system["content"] and "{domain_guidance}" not in system["content"]
     text = user["content"]
     for prompt, response in view.history:
@@ -70,7 +72,7 @@ def test_judge_messages_carry_history_action_prediction_and_cleaned_truth() -> N
     assert view.current_prompt in text and "PRED" in text and view.ground_truth in text
     assert text.index("# Current action") < text.index("PRED") < text.index("# Reference") < text.rindex(view.ground_truth)
     assert "**Environment Observation:**\nPRED" not in text  # marker cleaned from the prediction
-    assert system_prompt("no-such-domain") != system_prompt("terminal")
+    assert system_prompt("") != system_prompt(guidance)
 
 
 def _write(path: Path, rows: list[dict]) -> Path:

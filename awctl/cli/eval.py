@@ -104,9 +104,11 @@ def _build_judge(
 ) -> Any:
     from awctl.plugins import get_registry
 
-    factory = get_registry().judge(judge).obj
+    registry = get_registry()
+    factory = registry.judge(judge).obj
     if judge == "llm":
         return factory(
+            domains=registry.domains,
             backend_name=backend,
             backend_options=_backend_options(model, base_url, api_key, opts, "--judge-backend-opt"),
             max_retries=max_retries,

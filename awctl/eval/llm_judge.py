@@ -1,8 +1,8 @@
 """A rubric judge over any generation backend: ``awctl eval judge --judge llm --backend NAME``.
 
 Prompts are awctl's own: ``awctl/eval/prompts/_rubric.txt`` (the five dimensions and the required answer
-block) filled with the domain's guidance from ``awctl/eval/prompts/<domain>.txt`` (``default.txt`` for
-other domains). The user message carries the context the official judge gets: the earlier turns
+block) filled with the domain's ``judge_guidance`` (``default.txt`` for a domain that gives none or is not
+registered). The user message carries the context the official judge gets: the earlier turns
 (prompt and response of each turn before ``turn_idx``), the current action, the prediction and the
 ground truth, both with the response marker removed.
 
@@ -21,14 +21,18 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from awctl.backend import Backend, ChatRequest
 from awctl.eval import SCORE_DIMENSIONS
 from awctl.eval.extract import clean_marker
 from awctl.eval.judging import Judge, JudgeItem, Judgement
+
+if TYPE_CHECKING:
+    from awctl.domain import Domain
 
 TAG = "final_evaluation"
 _OPEN = re.compile(rf"<{TAG}>", re.IGNORECASE)
@@ -47,9 +51,10 @@ def _prompt_file(name: str) -> str | None:
     return path.read_text(encoding="utf-8") if path.is_file() else None
 
 
-def system_prompt(domain: str) -> str:
-    """The judge's system prompt for ``domain`` (the rubric with the domain's guidance)."""
-    guidance = _prompt_file(domain) or _prompt_file("default") or ""
+def system_prompt(guidance: str = "") -> str:
+    """The judge's system prompt: the rubric with a domain's guidance (``Domain.judge_guidance``; empty
+    gives the generic guidance)."""
+    guidance = guidance or _prompt_file("default") or ""
     return (_prompt_file("_rubric") or "").format(domain_guidance=guidance.strip()).strip()
 
 
@@ -72,9 +77,9 @@ def user_prompt(item: JudgeItem) -> str:
     return "\n\n".join(parts)
 
 
-def judge_messages(item: JudgeItem) -> list[dict[str, str]]:
+def judge_messages(item: JudgeItem, guidance: str = "") -> list[dict[str, str]]:
     return [
-        {"role": "system", "content": system_prompt(item.domain)},
+        {"role": "system", "content": system_prompt(guidance)},
         {"role": "user", "content": user_prompt(item)},
     ]
 
@@ -142,6 +147,7 @@ class LLMJudge(Judge):
         max_retries: int = 3,
         max_tokens: int = 4096,
         temperature: float = 0.6,
+        domains: Mapping[str, Domain] | None = None,
     ) -> None:
         if backend is None:
             from awctl.backend import build_backend
@@ -151,6 +157,11 @@ class LLMJudge(Judge):
         self.max_retries = max(1, int(max_retries))
         self.max_tokens = max_tokens
         self.temperature = temperature
+        self.domains = domains or {}
+
+    def guidance(self, domain: str) -> str:
+        found = self.domains.get(domain)
+        return found.judge_guidance if found is not None else ""
 
     def judge(self, items: list[JudgeItem]) -> list[Judgement]:
         results: list[Judgement | None] = [None] * len(items)
@@ -171,7 +182,7 @@ class LLMJudge(Judge):
                 break
             requests = [
                 ChatRequest(
-                    judge_messages(items[i]), max_tokens=self.max_tokens, temperature=self.temperature
+                    judge_messages(items[i], self.guidance(items[i].domain)), max_tokens=self.max_tokens, temperature=self.temperature
                 )
                 for i in todo
             ]

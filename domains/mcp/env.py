@@ -40,7 +40,8 @@ from typing import TYPE_CHECKING, Any
 
 from awctl.env import Environment, StepResult
 from awctl.errors import AwctlError, CodecError, EnvironmentUnavailable
-from domains.mcp.codec import (
+
+from .codec import (
     McpActionCodec,
     ToolCall,
     error_response,
@@ -62,7 +63,7 @@ def resolve_command(command: Sequence[str]) -> list[str]:
     this interpreter (a venv's ``bin`` need not be on PATH). Raises ``EnvironmentUnavailable``."""
     if not command:
         raise AwctlError(
-            "empty MCP server command", hint='give e.g. ["python", "-m", "domains.mcp.servers.notes"]'
+            "empty MCP server command", hint='give e.g. ["python", "-m", "awctl_domains.mcp.servers.notes"]'
         )
     head, *rest = list(command)
     if head in ("python", "python3"):
@@ -158,7 +159,7 @@ class _TapWrite:
 class McpEnv(Environment):
     """A real MCP environment over a stdio server command.
 
-    ``command`` is the server command line (``["python", "-m", "domains.mcp.servers.notes"]`` or a console
+    ``command`` is the server command line (``["python", "-m", "awctl_domains.mcp.servers.notes"]`` or a console
     script such as ``["mcp-server-time"]``); ``{data}`` in an argument is replaced by the episode's data
     folder. A task's ``setup`` may override it with ``setup["server"]`` and seeds the data folder with
     ``setup["data"]``. ``env`` adds environment variables for the server; ``timeout_s`` bounds each call.
@@ -384,7 +385,8 @@ def record_episode(
     tool list, plus the seed data); each turn's metadata keeps the step's ``info``.
     """
     from awctl.trajectory import Trajectory, Turn
-    from domains.mcp.prompts import mcp_prompt_builder, mcp_sections
+
+    from .prompts import mcp_prompt_builder, mcp_sections
 
     initial = env.reset(task)
     turns = []

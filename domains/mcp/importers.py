@@ -31,8 +31,9 @@ from typing import Any
 from awctl.domain import Importer
 from awctl.errors import CodecError, InputError
 from awctl.trajectory import SystemPrompt, Trajectory, Turn, iter_jsonl, open_text
-from domains.mcp.codec import ACTION_SCHEMA, McpActionCodec, ToolCall, render_tool_list
-from domains.mcp.prompts import MCP_SIMULATION_INSTRUCTION
+
+from .codec import ACTION_SCHEMA, McpActionCodec, ToolCall, render_tool_list
+from .prompts import MCP_SIMULATION_INSTRUCTION
 
 _DATA_URL = re.compile(r"^data:([\w/+.-]+);base64,(.*)$", re.S)
 _codec = McpActionCodec()

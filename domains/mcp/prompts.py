@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 
 from awctl.prompts import DEFAULT_OUTPUT_RULES, PromptBuilder
 from awctl.trajectory import SystemPrompt
-from domains.mcp.codec import ACTION_SCHEMA
+
+from .codec import ACTION_SCHEMA
 
 if TYPE_CHECKING:
     from awctl.domain import Task
@@ -58,3 +59,12 @@ def mcp_sections(task: Task | None, initial_state: str, builder: PromptBuilder) 
         initial_state=state.strip(),
         simulation_instruction=builder.simulation_instruction,
     )
+
+#: What a rubric judge checks in this domain's observations (``Domain.judge_guidance``).
+JUDGE_GUIDANCE = """\
+The environment is a set of Model Context Protocol (MCP) servers. Each action calls one tool with JSON
+arguments; the answer is the tool result: content blocks, structured content and the error flag. Check
+that the tool exists and that arguments were validated the way the server would, that results agree
+with the state earlier calls created (records, ids, notes, orders), and that error results use the
+server's envelope and wording.
+"""

@@ -14,8 +14,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from awctl.domain import CheckResult, Task
-from domains.mcp.codec import McpObservationCodec, ToolCall, is_error, result_of, text_of
-from domains.mcp.servers import DEMO_SERVERS
+
+from .codec import McpObservationCodec, ToolCall, is_error, result_of, text_of
+from .servers import DEMO_SERVERS
 
 if TYPE_CHECKING:
     from awctl.env import Environment

@@ -14,7 +14,8 @@ from typing import Any
 
 from awctl.domain import TurnContext, Verifier, VerifyResult, verifier
 from awctl.errors import CodecError
-from domains.mcp.codec import (
+
+from .codec import (
     McpActionCodec,
     McpObservationCodec,
     ToolCall,

@@ -1,6 +1,6 @@
 """Build the search domain's shipped corpus from documentation that ships with Python and installed packages.
 
-Run ``python -m domains.search.build_corpus`` to (re)write ``domains/search/corpus/pages.jsonl`` and
+Run ``python -m awctl_domains.search.build_corpus`` to (re)write ``domains/search/corpus/pages.jsonl`` and
 ``corpus/manifest.json``. The output is a pure function of the interpreter, the installed versions of the
 distributions named in :data:`DISTRIBUTIONS`, and ``--date``: sources are fixed lists, pages are sorted by
 URL and every page is written with sorted keys, so two runs on the same installation give identical bytes.

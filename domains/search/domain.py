@@ -29,6 +29,12 @@ class SearchDomain(Domain):
         self.action_codec = SearchActionCodec()
         self.observation_codec = SearchObservationCodec()
 
+    @property
+    def judge_guidance(self) -> str:
+        from .prompts import JUDGE_GUIDANCE
+
+        return JUDGE_GUIDANCE
+
     @cached_property
     def prompt_builder(self) -> PromptBuilder:
         from .prompts import search_prompt_builder
@@ -103,7 +109,7 @@ class SearchDomain(Domain):
         from .engine import CORPUS_FILE
 
         if not CORPUS_FILE.is_file():
-            return False, f"corpus missing: {CORPUS_FILE} (run python -m domains.search.build_corpus)"
+            return False, f"corpus missing: {CORPUS_FILE} (run python -m awctl_domains.search.build_corpus)"
         return True, f"local SQLite FTS5 engine over {CORPUS_FILE.name}"
 
     def record(self, task: Task, actions: list[str] | None = None, env: Any = None) -> Trajectory:

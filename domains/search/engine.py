@@ -1,6 +1,6 @@
 """A local full-text search engine over the shipped corpus: SQLite FTS5 ranked with ``bm25()``.
 
-The corpus (``corpus/pages.jsonl``, built by :mod:`domains.search.build_corpus`) is loaded once per process
+The corpus (``corpus/pages.jsonl``, built by :mod:`awctl_domains.search.build_corpus`) is loaded once per process
 into an in-memory FTS5 table; the engine is read-only afterwards and shared by every :class:`SearchEnv`.
 
 What callers may rely on:
@@ -88,7 +88,7 @@ class SearchEngine:
         except OSError as exc:
             raise EnvironmentUnavailable(
                 f"{path}: search corpus missing ({exc.strerror})",
-                hint="rebuild it with `python -m domains.search.build_corpus`",
+                hint="rebuild it with `python -m awctl_domains.search.build_corpus`",
             ) from None
         pages = []
         for lineno, line in enumerate(lines, 1):

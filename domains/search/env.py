@@ -1,7 +1,7 @@
 """The real search environment: the local FTS5 engine over the shipped corpus plus a key-value memory.
 
 ``SearchEnv.step`` takes one action text (any shape :class:`SearchActionCodec` accepts) and returns the
-observation text in one of the layouts documented in :mod:`domains.search.codec`: ``layout="awctl"`` (the
+observation text in one of the layouts documented in :mod:`awctl_domains.search.codec`: ``layout="awctl"`` (the
 default) or ``layout="qwen"``, which answers web_search and web_extractor exactly as the Qwen web agents'
 ``search`` and ``visit`` tools lay out their output (memory replies and ``Error:`` lines are the same in
 both). In the Qwen layout a visit's evidence is the page's passages that best match the goal and its

@@ -1,4 +1,4 @@
-"""Structured search-domain observations, shared by both text layouts (see :mod:`domains.search.codec`).
+"""Structured search-domain observations, shared by both text layouts (see :mod:`awctl_domains.search.codec`).
 
 Fields that only one layout writes have defaults, so code building an awctl-layout observation never
 names them. Fields marked *style* record how a Qwen-layout text was spaced, so that rendering a parsed

@@ -59,3 +59,12 @@ def search_prompt_builder() -> PromptBuilder:
         roles=SEARCH_ROLES,
         simulation_instruction=SEARCH_SIMULATION_INSTRUCTION,
     )
+
+#: What a rubric judge checks in this domain's observations (``Domain.judge_guidance``).
+JUDGE_GUIDANCE = """\
+The environment is a web search engine and page extractor used by a research agent. Actions are search
+queries or requests to read a page for a goal; answers are numbered result lists with titles, URLs and
+snippets, or extracted page evidence and summaries. Check result counts, numbering, URL and date forms,
+that extracted evidence could come from the page named, and that repeated queries agree with earlier
+results.
+"""

@@ -1,7 +1,7 @@
 """The Qwen web-agent tool layout (WebSailor / WebDancer / Tongyi DeepResearch ``search`` and ``visit``).
 
 Real search-agent logs and AgentWorldBench search rows carry tool outputs in this layout; the layout itself
-is documented in :mod:`domains.search.codec`. :func:`parse_qwen` reads it into the shared observation
+is documented in :mod:`awctl_domains.search.codec`. :func:`parse_qwen` reads it into the shared observation
 classes (recording spacing, so :func:`render_qwen` gives the text back byte for byte) and
 :func:`canonical_style` drops the spacing differences that carry no meaning, for ``normalize``.
 """

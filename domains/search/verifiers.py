@@ -5,7 +5,7 @@ prediction as well as a recording) and returns ``None`` when it does not apply t
 observations (``Error: ...``: rate limits, timeouts, 404s, and the Qwen tools' own failure texts) are
 legitimate answers to any action and are left alone by every check except ``observation_parses``.
 
-Both observation layouts of :mod:`domains.search.codec` are checked. Numbering convention checked by
+Both observation layouts of :mod:`awctl_domains.search.codec` are checked. Numbering convention checked by
 ``search_numbering``: result numbers restart at 1 in every query block. What differs in the Qwen layout:
 
 * its blocks carry no numbers, and a block may be the tools' no-results or timeout text instead of a list

@@ -19,7 +19,7 @@ Bash observations carry the command's output, then one trailer line (see :func:`
     [exit_code: 0] [cwd: /testbed]
 
 A command killed by its time limit ends its trailer with `` [timed_out]``. Editor observations are the
-editor's text as :mod:`domains.swe.editor` produces it; ``submit`` observations are the ``git diff``.
+editor's text as :mod:`awctl_domains.swe.editor` produces it; ``submit`` observations are the ``git diff``.
 """
 
 from __future__ import annotations
@@ -32,7 +32,8 @@ from typing import Any
 
 from awctl.domain import ActionCodec, ObservationCodec
 from awctl.errors import CodecError
-from domains.swe.editor import COMMANDS
+
+from .editor import COMMANDS
 
 EDITOR_TOOL = "str_replace_editor"
 EDITOR_ALIASES = frozenset({EDITOR_TOOL, "str_replace_based_edit_tool", "text_editor", "edit_file_tool"})

@@ -6,7 +6,7 @@ becomes the first commit of a new git repository. The workspace is mounted read-
 a :class:`~awctl.envs.sandbox.SandboxedShell` (no network, read-only system).
 
 ``str_replace_editor`` actions run on the host against the workspace files through
-:class:`~domains.swe.editor.Editor` (paths outside ``/testbed`` do not exist for it); ``bash`` actions run
+:class:`~awctl_domains.swe.editor.Editor` (paths outside ``/testbed`` do not exist for it); ``bash`` actions run
 in the sandbox's persistent shell; ``submit`` stages everything and returns ``git diff --cached`` and ends
 the episode. The initial observation is the editor's directory view of ``/testbed``.
 """
@@ -22,8 +22,9 @@ from typing import TYPE_CHECKING, Any
 
 from awctl.env import Environment, StepResult
 from awctl.errors import AwctlError, CodecError, EnvironmentUnavailable
-from domains.swe.codec import BashCall, EditorCall, SubmitCall, SweActionCodec, render_bash
-from domains.swe.editor import Editor
+
+from .codec import BashCall, EditorCall, SubmitCall, SweActionCodec, render_bash
+from .editor import Editor
 
 if TYPE_CHECKING:
     from awctl.domain import Task

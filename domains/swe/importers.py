@@ -26,7 +26,8 @@ from typing import Any
 from awctl.domain import Importer
 from awctl.errors import CodecError, InputError
 from awctl.trajectory import SystemPrompt, Trajectory, Turn
-from domains.swe.codec import EDITOR_ALIASES, BashCall, SubmitCall, SweAction, SweActionCodec
+
+from .codec import EDITOR_ALIASES, BashCall, SubmitCall, SweAction, SweActionCodec
 
 _CODEC = SweActionCodec()
 RAW_BASH_NOTE = (
@@ -122,7 +123,7 @@ def _content_text(content: Any) -> str:
 
 
 def _simulation_instruction() -> str:
-    from domains.swe.prompts import SIMULATION_INSTRUCTION
+    from .prompts import SIMULATION_INSTRUCTION
 
     return SIMULATION_INSTRUCTION
 

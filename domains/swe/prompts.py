@@ -31,3 +31,11 @@ SIMULATION_INSTRUCTION = (
 
 def swe_prompt_builder() -> PromptBuilder:
     return PromptBuilder(domain_title="software engineering", roles=ROLES, simulation_instruction=SIMULATION_INSTRUCTION)
+
+#: What a rubric judge checks in this domain's observations (``Domain.judge_guidance``).
+JUDGE_GUIDANCE = """\
+The environment is a software-engineering sandbox: a repository with a shell and a file editor tool
+(view, create, str_replace, insert, undo). Answers are command output, file views with line numbers,
+edit confirmations with the edited snippet, and test-runner output. Check that file contents shown match
+every earlier edit, that line numbers are right, and that test results follow from the code as edited.
+"""

@@ -20,8 +20,9 @@ from pathlib import PurePosixPath
 
 from awctl.errors import CodecError
 from awctl.trajectory import Trajectory
-from domains.swe import editor as ed
-from domains.swe.codec import BashCall, EditorCall, SweAction, SweActionCodec
+
+from . import editor as ed
+from .codec import BashCall, EditorCall, SweAction, SweActionCodec
 
 _CODEC = SweActionCodec()
 # SWE-agent's default config abbreviates long Python files (a tree-sitter "filemap") instead of clipping.

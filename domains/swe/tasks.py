@@ -15,7 +15,8 @@ from functools import cache
 
 from awctl.domain import CheckResult, Task
 from awctl.env import Environment
-from domains.swe.codec import BashCall, EditorCall, SweActionCodec, parse_bash
+
+from .codec import BashCall, EditorCall, SweActionCodec, parse_bash
 
 _CODEC = SweActionCodec()
 REPOS = ("inikit", "ledger", "daterange")

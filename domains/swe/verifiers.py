@@ -1,7 +1,7 @@
 """Deterministic checks of SWE observations (editor messages, ``cat -n`` views, bash trailers).
 
 Each verifier returns ``None`` where it does not apply, so it never judges what the history leaves open.
-They share one replay of the history per turn (``ctx.state["swe.replay"]``); see :mod:`domains.swe.replay`.
+They share one replay of the history per turn (``ctx.state["swe.replay"]``); see :mod:`awctl_domains.swe.replay`.
 
 Trajectories imported from logs whose bash observations have no exit-code trailer (SWE-agent's) carry
 ``metadata["bash_observation_format"] = "raw"``; the bash verifier skips them.
@@ -14,9 +14,10 @@ import re
 import shlex
 
 from awctl.domain import TurnContext, Verifier, VerifyResult, verifier
-from domains.swe import editor as ed
-from domains.swe.codec import BashCall, EditorCall, parse_bash
-from domains.swe.replay import (
+
+from . import editor as ed
+from .codec import BashCall, EditorCall, parse_bash
+from .replay import (
     Classified,
     FsKnowledge,
     classify,

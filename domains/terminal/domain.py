@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 from awctl.domain import Domain, Importer, Perturbation, Task, Verifier
 from awctl.prompts import PromptBuilder
 from awctl.trajectory import SystemPrompt
-from domains.terminal.codec import (
+
+from .codec import (
     DEFAULT_COLS,
     DEFAULT_ROWS,
     TerminalActionCodec,
@@ -35,9 +36,15 @@ class TerminalDomain(Domain):
         self.action_codec = TerminalActionCodec()
         self.observation_codec = TerminalObservationCodec(DEFAULT_ROWS, DEFAULT_COLS)
 
+    @property
+    def judge_guidance(self) -> str:
+        from .prompts import JUDGE_GUIDANCE
+
+        return JUDGE_GUIDANCE
+
     @cached_property
     def prompt_builder(self) -> PromptBuilder:
-        from domains.terminal.prompts import terminal_prompt_builder
+        from .prompts import terminal_prompt_builder
 
         return terminal_prompt_builder()
 
@@ -61,12 +68,12 @@ class TerminalDomain(Domain):
         )
 
     def verifiers(self) -> list[Verifier]:
-        from domains.terminal.verifiers import VERIFIERS
+        from .verifiers import VERIFIERS
 
         return list(VERIFIERS)
 
     def importers(self) -> list[Importer]:
-        from domains.terminal.importers import IMPORTERS
+        from .importers import IMPORTERS
 
         return list(IMPORTERS)
 
@@ -75,15 +82,15 @@ class TerminalDomain(Domain):
 
     def tasks(self, suite: str) -> list[Task]:
         if suite == "drill":
-            from domains.terminal.drills import DRILL
+            from .drills import DRILL
 
             return list(DRILL)
-        from domains.terminal.tasks import BASIC
+        from .tasks import BASIC
 
         return list(BASIC) if suite == "basic" else []
 
     def perturbations(self) -> list[Perturbation]:
-        from domains.terminal.perturbations import PERTURBATIONS
+        from .perturbations import PERTURBATIONS
 
         return list(PERTURBATIONS)
 
@@ -104,7 +111,7 @@ class TerminalDomain(Domain):
         return f"```\n{observation}\n```"
 
     def real_env(self, config: dict[str, Any] | None = None) -> Environment | None:
-        from domains.terminal.env import TerminalEnv
+        from .env import TerminalEnv
 
         return TerminalEnv(config)
 

@@ -19,7 +19,8 @@ from typing import Any
 
 from awctl.domain import CheckResult, Task
 from awctl.env import Environment
-from domains.terminal.tasks import keys, output_is, task_setup
+
+from .tasks import keys, output_is, task_setup
 
 _WORDS = (
     "amber", "apple", "arrow", "atlas", "bacon", "badge", "basil", "beach", "berry", "bison", "blaze", "bloom",

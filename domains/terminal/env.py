@@ -19,7 +19,8 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from awctl.env import Environment, StepResult
-from domains.terminal.codec import TerminalActionCodec
+
+from .codec import TerminalActionCodec
 
 if TYPE_CHECKING:
     from awctl.domain import Task

@@ -24,7 +24,8 @@ from typing import Any
 from awctl.domain import Importer
 from awctl.errors import InputError
 from awctl.trajectory import SystemPrompt, Trajectory, Turn
-from domains.terminal.codec import Keystroke, TerminalActionCodec
+
+from .codec import Keystroke, TerminalActionCodec
 
 PROMPT_AT_CURSOR = re.compile(r"^[\w.-]+@[\w.-]+:[^\n]*?[#$] $")
 _PROMPT_PREFIX = re.compile(r"^[\w.-]+@[\w.-]+:[^\n]*?[#$] ")

@@ -7,6 +7,6 @@ from awctl.hookspecs import hookimpl
 
 @hookimpl
 def register_domains(register):  # type: ignore[no-untyped-def]
-    from domains.terminal.domain import TerminalDomain
+    from .domain import TerminalDomain
 
     register(TerminalDomain())

@@ -30,3 +30,12 @@ SIMULATION_INSTRUCTION = (
 def terminal_prompt_builder() -> PromptBuilder:
     """The terminal domain's :class:`PromptBuilder` (10 variants)."""
     return PromptBuilder(domain_title="Linux terminal", roles=ROLES, simulation_instruction=SIMULATION_INSTRUCTION)
+
+#: What a rubric judge checks in this domain's observations (``Domain.judge_guidance``).
+JUDGE_GUIDANCE = """\
+The environment is a Linux shell (bash) in a terminal. Each action is a command line or keystrokes; the
+answer is what the terminal shows afterwards: standard output and error interleaved as a terminal would,
+exit-status effects, prompts, and nothing else. Check command-specific formats (ls columns, git, grep,
+python tracebacks), the file system state implied by earlier commands, and error messages with the exact
+wording the real programs print.
+"""

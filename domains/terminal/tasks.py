@@ -15,7 +15,8 @@ from typing import Any
 
 from awctl.domain import CheckResult, Task
 from awctl.env import Environment
-from domains.terminal.verifiers import PROMPT_RE, idle_prompt, screen_lines
+
+from .verifiers import PROMPT_RE, idle_prompt, screen_lines
 
 
 def keys(command: str, duration: float = 1.0) -> str:
@@ -55,7 +56,7 @@ def output_is(command: str, expected: str) -> Callable[[Environment], CheckResul
 def task_setup(
     files: dict[str, Any] | None = None, env: dict[str, str] | None = None, commands: list[str] | None = None
 ) -> dict[str, Any]:
-    """A task's ``setup`` for :class:`~domains.terminal.env.TerminalEnv`: only the parts given."""
+    """A task's ``setup`` for :class:`~awctl_domains.terminal.env.TerminalEnv`: only the parts given."""
     parts = {"files": files, "env": env, "commands": commands}
     return {key: value for key, value in parts.items() if value}
 

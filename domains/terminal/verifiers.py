@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from awctl.domain import TurnContext, Verifier, VerifyResult, verifier
 from awctl.envs.sandbox import PROMPT_RE
 from awctl.errors import CodecError
-from domains.terminal.codec import (
+
+from .codec import (
     DEFAULT_COLS,
     DEFAULT_ROWS,
     TerminalActionCodec,

@@ -8,7 +8,7 @@ State: ``DATA/calendar.json``. Seed (``DATA/seed.json``)::
 Event ids are ``evt-1``, ``evt-2``... in creation order; no clock is read. Creating or moving an event onto
 an occupied time fails with the conflicting ids unless ``allow_conflict`` is true. ``check_conflicts``
 declares an outputSchema. (The module is not named ``calendar`` so it can never shadow the stdlib.)
-Run: ``python -m domains.mcp.servers.calendar_server --data DIR``.
+Run: ``python -m awctl_domains.mcp.servers.calendar_server --data DIR``.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
-from domains.mcp.servers._common import data_dir, dumps, load_seed, strict_server
+from ._common import data_dir, dumps, load_seed, strict_server
 
 DATE = Annotated[str, Field(pattern=r"^\d{4}-\d{2}-\d{2}$", description="date as YYYY-MM-DD")]
 TIME = Annotated[str, Field(pattern=r"^([01]\d|2[0-3]):[0-5]\d$", description="time as HH:MM (24h)")]

@@ -5,7 +5,7 @@ State: ``DATA/notes/<path>`` files. Seed (``DATA/seed.json``)::
     {"notes": {"todo.md": "- buy milk\\n"}, "readonly": ["archive/"]}
 
 Paths are relative, ``/``-separated, without ``..``; writes under a read-only prefix fail with
-``permission denied``. Run: ``python -m domains.mcp.servers.notes --data DIR``.
+``permission denied``. Run: ``python -m awctl_domains.mcp.servers.notes --data DIR``.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from domains.mcp.servers._common import data_dir, dumps, load_seed, strict_server
+from ._common import data_dir, dumps, load_seed, strict_server
 
 NOTE_PATH = Annotated[
     str,

@@ -7,7 +7,7 @@ State: ``DATA/shop.sqlite``. Seed (``DATA/seed.json``)::
 
 Order ids count up from 1001 and nothing reads a clock, so the same seed and calls give the same bytes.
 ``get_order`` and ``create_order`` declare an outputSchema and return ``structuredContent``.
-Run: ``python -m domains.mcp.servers.shop --data DIR``.
+Run: ``python -m awctl_domains.mcp.servers.shop --data DIR``.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from domains.mcp.servers._common import data_dir, dumps, load_seed, strict_server
+from ._common import data_dir, dumps, load_seed, strict_server
 
 SKU = Annotated[str, Field(pattern=r"^[A-Z0-9][A-Z0-9-]{0,31}$", description="product SKU, e.g. 'MUG-1'")]
 FIRST_ORDER_ID = 1001

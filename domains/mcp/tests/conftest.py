@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from awctl_domains.mcp.env import McpEnv, record_episode
+from awctl_domains.mcp.tasks import call, tasks_for
 
 from awctl.trajectory import Trajectory
-from domains.mcp.env import McpEnv, record_episode
-from domains.mcp.tasks import call, tasks_for
 
 # Reference solutions plus calls that exercise error paths and repeated structured outputs, so the
 # recordings cover every verifier's subject: invalid arguments, unknown tools, tool failures, structuredContent.

@@ -5,12 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
-
-from awctl.errors import CodecError
-from awctl.trajectory import SystemPrompt, Trajectory
-from domains.mcp.codec import (
+from awctl_domains.mcp.codec import (
     McpActionCodec,
     McpObservationCodec,
     ToolCall,
@@ -18,6 +13,11 @@ from domains.mcp.codec import (
     tools_from_text,
     tools_from_trajectory,
 )
+from hypothesis import given
+from hypothesis import strategies as st
+
+from awctl.errors import CodecError
+from awctl.trajectory import SystemPrompt, Trajectory
 
 actions = McpActionCodec()
 observations = McpObservationCodec()

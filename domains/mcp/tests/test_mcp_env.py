@@ -7,11 +7,11 @@ import signal
 from pathlib import Path
 
 import pytest
+from awctl_domains.mcp.codec import McpObservationCodec, tools_from_text
+from awctl_domains.mcp.env import McpEnv
+from awctl_domains.mcp.tasks import call, tasks_for
 
 from awctl.errors import EnvironmentUnavailable
-from domains.mcp.codec import McpObservationCodec, tools_from_text
-from domains.mcp.env import McpEnv
-from domains.mcp.tasks import call, tasks_for
 
 codec = McpObservationCodec()
 
@@ -99,10 +99,10 @@ def test_close_ends_the_server_process() -> None:
     env = McpEnv()
     env.reset(task)
     data_dir = str(env.data_dir)
-    assert any("domains.mcp.servers.shop" in c for c in _children_cmdlines())
+    assert any("awctl_domains.mcp.servers.shop" in c for c in _children_cmdlines())
     env.close()
     env.close()  # safe twice
-    assert not any("domains.mcp.servers.shop" in c for c in _children_cmdlines())
+    assert not any("awctl_domains.mcp.servers.shop" in c for c in _children_cmdlines())
     assert not Path(data_dir).exists()
 
 
@@ -142,14 +142,15 @@ def test_server_crash_becomes_a_jsonrpc_error_observation() -> None:
 
 
 def test_records_what_a_nonconforming_server_sent_and_verifiers_catch_it() -> None:
+    from awctl_domains.mcp.domain import McpDomain
+    from awctl_domains.mcp.env import record_episode
+
     from awctl.domain import Task, run_verifiers
-    from domains.mcp.env import record_episode
-    from domains.mcp.plugin import McpDomain
 
     task = Task(
         id="liar", domain="mcp", suite="test", instruction="count", check=lambda env: None,
         solution=[call("count", {"k": "not an int"}, 1)],
-        setup={"server": ["python", "-m", "domains.mcp.tests.fixtures.schema_liar_server"]},
+        setup={"server": ["python", "-m", "awctl_domains.mcp.tests.fixtures.schema_liar_server"]},
     )  # fmt: skip
     with McpEnv(timeout_s=10) as env:
         traj = record_episode(env, task)

@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
+from awctl_domains.mcp.codec import McpActionCodec, McpObservationCodec, tools_from_trajectory
+from awctl_domains.mcp.importers import OPENAI_CHAT, load_openai_chat
 
 from awctl.errors import InputError
-from domains.mcp.codec import McpActionCodec, McpObservationCodec, tools_from_trajectory
-from domains.mcp.importers import OPENAI_CHAT, load_openai_chat
 
 FIXTURE = Path(__file__).parent / "fixtures" / "chat_logs.openai.jsonl"
 

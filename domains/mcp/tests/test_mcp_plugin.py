@@ -7,19 +7,20 @@ import re
 import subprocess
 import sys
 
+from awctl_domains.mcp.codec import tools_from_trajectory
+from awctl_domains.mcp.domain import McpDomain
+from awctl_domains.mcp.env import McpEnv
+from awctl_domains.mcp.prompts import MCP_ROLES
+
 from awctl.domain import Perturbation
 from awctl.plugins import get_registry
-from domains.mcp.codec import tools_from_trajectory
-from domains.mcp.env import McpEnv
-from domains.mcp.plugin import McpDomain
-from domains.mcp.prompts import MCP_ROLES
 
 DOMAIN = McpDomain()
 
 
 def test_plugin_import_and_describe_do_not_import_the_sdk() -> None:
     code = (
-        "import sys, domains.mcp.plugin as p; d = p.McpDomain(); d.describe(); d.tasks('all'); "
+        "import sys, awctl_domains.mcp.domain as p; d = p.McpDomain(); d.describe(); d.tasks('all'); "
         "print(sorted(m for m in ('mcp', 'jsonschema', 'torch', 'anyio') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

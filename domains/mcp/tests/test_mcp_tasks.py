@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from awctl_domains.mcp.domain import McpDomain
+from awctl_domains.mcp.env import McpEnv
+from awctl_domains.mcp.tasks import SUITES, call, tasks_for
 
 from awctl.domain import Task
-from domains.mcp.env import McpEnv
-from domains.mcp.plugin import McpDomain
-from domains.mcp.tasks import SUITES, call, tasks_for
 
 DOMAIN = McpDomain()
 ALL = tasks_for("all")

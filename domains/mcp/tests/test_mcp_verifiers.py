@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from awctl_domains.mcp.codec import McpActionCodec
+from awctl_domains.mcp.domain import McpDomain
+from awctl_domains.mcp.importers import load_openai_chat
 
 from awctl.domain import run_verifiers
 from awctl.trajectory import Trajectory
-from domains.mcp.codec import McpActionCodec
-from domains.mcp.importers import load_openai_chat
-from domains.mcp.plugin import McpDomain
 
 DOMAIN = McpDomain()
 FIXTURE = Path(__file__).parent / "fixtures" / "chat_logs.openai.jsonl"

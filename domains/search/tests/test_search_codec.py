@@ -5,11 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
-
-from awctl.errors import CodecError
-from domains.search.codec import (
+from awctl_domains.search.codec import (
     ErrorReply,
     MemoryReply,
     PageExtract,
@@ -18,8 +14,12 @@ from domains.search.codec import (
     SearchObservationCodec,
     SearchResults,
 )
-from domains.search.env import SearchEnv
-from domains.search.tasks import PY, extract, memory, search
+from awctl_domains.search.env import SearchEnv
+from awctl_domains.search.tasks import PY, extract, memory, search
+from hypothesis import given
+from hypothesis import strategies as st
+
+from awctl.errors import CodecError
 
 A = SearchActionCodec()
 OBS = SearchObservationCodec()

@@ -8,14 +8,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from awctl_domains.search.domain import SearchDomain
+from awctl_domains.search.env import READY, SearchEnv
+from awctl_domains.search.importers import OPENAI_CHAT, load_openai_chat
+from awctl_domains.search.tasks import tasks_for
 
 from awctl.domain import Importer
 from awctl.errors import InputError
 from awctl.plugins import get_registry
-from domains.search.domain import SearchDomain
-from domains.search.env import READY, SearchEnv
-from domains.search.importers import OPENAI_CHAT, load_openai_chat
-from domains.search.tasks import tasks_for
 
 FIXTURE = Path(__file__).parent / "fixtures" / "agent_logs.search-chat.jsonl"
 D = SearchDomain()
@@ -30,7 +30,7 @@ def test_registered_through_the_plugin_hook() -> None:
 
 def test_plugin_import_stays_light() -> None:
     code = (
-        "import sys, domains.search.plugin as p; from domains.search.domain import SearchDomain; "
+        "import sys, awctl_domains.search.plugin as p; from awctl_domains.search.domain import SearchDomain; "
         "d = SearchDomain(); d.verifiers(); d.tasks('all'); d.real_env_status(); "
         "print(sorted(m for m in ('torch','transformers','mcp','docker','playwright') if m in sys.modules))"
     )

@@ -6,13 +6,13 @@ import json
 import platform
 
 import pytest
+from awctl_domains.search import build_corpus
+from awctl_domains.search.codec import SearchObservationCodec
+from awctl_domains.search.engine import CORPUS_FILE, DEFAULT_TOP_K, SearchEngine, default_engine, words
+from awctl_domains.search.env import READY, SearchEnv
+from awctl_domains.search.tasks import PY, extract, memory, search
 
 from awctl.domain import Task
-from domains.search import build_corpus
-from domains.search.codec import SearchObservationCodec
-from domains.search.engine import CORPUS_FILE, DEFAULT_TOP_K, SearchEngine, default_engine, words
-from domains.search.env import READY, SearchEnv
-from domains.search.tasks import PY, extract, memory, search
 
 OBS = SearchObservationCodec()
 QUERIES = ["assert statement", "json dumps indent", "pluggy hook", "walrus operator", "sqlite3 connect",

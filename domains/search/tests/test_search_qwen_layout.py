@@ -6,11 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
-
-from awctl.errors import CodecError, ConfigError
-from domains.search.codec import (
+from awctl_domains.search.codec import (
     ErrorReply,
     QueryBlock,
     SearchAction,
@@ -20,9 +16,13 @@ from domains.search.codec import (
     SearchResults,
     VisitReport,
 )
-from domains.search.domain import SearchDomain
-from domains.search.env import SearchEnv
-from domains.search.tasks import PY, extract, search
+from awctl_domains.search.domain import SearchDomain
+from awctl_domains.search.env import SearchEnv
+from awctl_domains.search.tasks import PY, extract, search
+from hypothesis import given
+from hypothesis import strategies as st
+
+from awctl.errors import CodecError, ConfigError
 
 A = SearchActionCodec()
 OBS = SearchObservationCodec()
@@ -268,8 +268,8 @@ def test_layouts_share_the_engine_results() -> None:
 
 
 def test_a_qwen_layout_recording_tells_the_simulator_that_layout() -> None:
-    from domains.search.env import READY_QWEN
-    from domains.search.tasks import tasks_for
+    from awctl_domains.search.env import READY_QWEN
+    from awctl_domains.search.tasks import tasks_for
 
     domain = SearchDomain()
     task = tasks_for("facts")[0]

@@ -8,16 +8,16 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from awctl_domains.search.domain import SearchDomain
+from awctl_domains.search.env import SearchEnv
+from awctl_domains.search.importers import load_openai_chat
+from awctl_domains.search.tasks import PY, extract, memory, search, tasks_for
 from click.testing import CliRunner
 
 from awctl.cli.main import cli
 from awctl.domain import run_verifiers
 from awctl.formats.agentworldbench import read_rows
 from awctl.trajectory import Trajectory
-from domains.search.domain import SearchDomain
-from domains.search.env import SearchEnv
-from domains.search.importers import load_openai_chat
-from domains.search.tasks import PY, extract, memory, search, tasks_for
 
 DOMAIN = SearchDomain()
 AWB = Path(__file__).parents[3] / "tests" / "fixtures" / "awb" / "search_test.jsonl"

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from awctl_domains.search.codec import SearchActionCodec, SearchObservationCodec
+from awctl_domains.search.env import SearchEnv
+from awctl_domains.search.tasks import memory, tasks_for
 
 from awctl.domain import Task
 from awctl.env import Environment, StepResult
-from domains.search.codec import SearchActionCodec, SearchObservationCodec
-from domains.search.env import SearchEnv
-from domains.search.tasks import memory, tasks_for
 
 ALL = tasks_for("all")
 A, OBS = SearchActionCodec(), SearchObservationCodec()

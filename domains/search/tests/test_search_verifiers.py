@@ -7,12 +7,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from awctl_domains.search.domain import SearchDomain
+from awctl_domains.search.importers import load_openai_chat
+from awctl_domains.search.tasks import PY, extract, memory, search, tasks_for
 
 from awctl.domain import run_verifiers
 from awctl.trajectory import Trajectory
-from domains.search.domain import SearchDomain
-from domains.search.importers import load_openai_chat
-from domains.search.tasks import PY, extract, memory, search, tasks_for
 
 DOMAIN = SearchDomain()
 FIXTURE = Path(__file__).parent / "fixtures" / "agent_logs.search-chat.jsonl"

@@ -1,8 +1,9 @@
 from pathlib import Path
 
+from awctl_domains.swe.domain import SweDomain
+from awctl_domains.swe.importers import load_sweagent_traj
+
 from awctl.formats.agentworldbench import rows_to_trajectories, trajectory_to_rows
-from domains.swe.importers import load_sweagent_traj
-from domains.swe.plugin import SweDomain
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "sweagent" / "inikit__inikit-1.traj"
 DOMAINS = {"swe": SweDomain()}

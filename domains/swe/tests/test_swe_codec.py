@@ -1,9 +1,7 @@
 import json
 
 import pytest
-
-from awctl.errors import CodecError
-from domains.swe.codec import (
+from awctl_domains.swe.codec import (
     BashCall,
     EditorCall,
     SubmitCall,
@@ -12,7 +10,9 @@ from domains.swe.codec import (
     parse_bash,
     render_bash,
 )
-from domains.swe.plugin import SweDomain
+from awctl_domains.swe.domain import SweDomain
+
+from awctl.errors import CodecError
 
 codec = SweActionCodec()
 

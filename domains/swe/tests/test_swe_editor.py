@@ -1,9 +1,8 @@
 import os
 
 import pytest
-
-from domains.swe import editor as ed
-from domains.swe.editor import Editor
+from awctl_domains.swe import editor as ed
+from awctl_domains.swe.editor import Editor
 
 
 @pytest.fixture

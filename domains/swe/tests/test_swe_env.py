@@ -2,10 +2,9 @@ import os
 import shutil
 
 import pytest
-
-from domains.swe.codec import SweObservationCodec
-from domains.swe.env import SweEnv, available_repos
-from domains.swe.tasks import bash, editor, tasks
+from awctl_domains.swe.codec import SweObservationCodec
+from awctl_domains.swe.env import SweEnv, available_repos
+from awctl_domains.swe.tasks import bash, editor, tasks
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
 obs_codec = SweObservationCodec()
@@ -81,7 +80,7 @@ def test_a_command_past_its_time_limit_reports_timed_out():
 
 
 def test_simulator_initial_state_matches_the_real_reset():
-    from domains.swe.plugin import SweDomain
+    from awctl_domains.swe.domain import SweDomain
 
     domain = SweDomain()
     with SweEnv() as env:

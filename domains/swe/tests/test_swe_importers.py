@@ -2,10 +2,10 @@ import json
 from pathlib import Path
 
 import pytest
+from awctl_domains.swe.codec import BashCall, EditorCall, SubmitCall, SweActionCodec
+from awctl_domains.swe.importers import IMPORTERS, load_sweagent_traj
 
 from awctl.errors import InputError
-from domains.swe.codec import BashCall, EditorCall, SubmitCall, SweActionCodec
-from domains.swe.importers import IMPORTERS, load_sweagent_traj
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "sweagent" / "inikit__inikit-1.traj"
 codec = SweActionCodec()

@@ -1,10 +1,11 @@
 import subprocess
 import sys
 
+from awctl_domains.swe.domain import SweDomain
+from awctl_domains.swe.tasks import tasks
+
 from awctl.plugins import get_registry
 from awctl.trajectory import SystemPrompt
-from domains.swe.plugin import SweDomain
-from domains.swe.tasks import tasks
 
 
 def test_domain_is_registered_through_the_hook():
@@ -38,7 +39,7 @@ def test_perturbations_render_with_defaults_and_overrides():
 
 
 def test_plugin_import_stays_light():
-    code = ("import sys, domains.swe.plugin as p; d = p.SweDomain(); d.verifiers(); d.tasks('all'); "
+    code = ("import sys, awctl_domains.swe.domain as p; d = p.SweDomain(); d.verifiers(); d.tasks('all'); "
             "d.real_env_status(); bad = [m for m in ('torch', 'transformers', 'mcp', 'docker') if m in sys.modules]; "
             "print(bad); sys.exit(1 if bad else 0)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

@@ -3,14 +3,14 @@
 import tempfile
 from pathlib import Path
 
+from awctl_domains.swe.domain import SweDomain
+from awctl_domains.swe.editor import Editor
+from awctl_domains.swe.tasks import editor
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from awctl.domain import run_verifiers
 from awctl.trajectory import Trajectory, Turn
-from domains.swe.editor import Editor
-from domains.swe.plugin import SweDomain
-from domains.swe.tasks import editor
 
 DOMAIN = SweDomain()
 PATHS = ("/testbed/a.py", "/testbed/b.txt", "/testbed/./a.py", "/testbed//b.txt")
@@ -47,7 +47,7 @@ def action_for(item: tuple) -> str:
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(op, min_size=1, max_size=10), st.none() | text)
 def test_real_editor_observations_always_verify(ops, preexisting):
-    from domains.swe.codec import SweActionCodec
+    from awctl_domains.swe.codec import SweActionCodec
 
     codec = SweActionCodec()
     with tempfile.TemporaryDirectory() as tmp:

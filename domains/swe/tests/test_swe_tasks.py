@@ -1,10 +1,9 @@
 import shutil
 
 import pytest
-
-from domains.swe.codec import SweActionCodec
-from domains.swe.env import SweEnv
-from domains.swe.tasks import SUITES, editor, tasks
+from awctl_domains.swe.codec import SweActionCodec
+from awctl_domains.swe.env import SweEnv
+from awctl_domains.swe.tasks import SUITES, editor, tasks
 
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
 codec = SweActionCodec()

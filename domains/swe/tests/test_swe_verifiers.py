@@ -4,13 +4,13 @@ import shutil
 from pathlib import Path
 
 import pytest
+from awctl_domains.swe import editor as ed
+from awctl_domains.swe.domain import SweDomain
+from awctl_domains.swe.importers import load_sweagent_traj
+from awctl_domains.swe.tasks import bash, editor
 
 from awctl.domain import run_verifiers
 from awctl.trajectory import Trajectory, Turn
-from domains.swe import editor as ed
-from domains.swe.importers import load_sweagent_traj
-from domains.swe.plugin import SweDomain
-from domains.swe.tasks import bash, editor
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "sweagent" / "inikit__inikit-1.traj"
 DOMAIN = SweDomain()
@@ -43,8 +43,8 @@ EPISODE = [
 def live() -> Trajectory:
     if shutil.which("bwrap") is None:
         pytest.skip("bubblewrap is not installed")
-    from domains.swe.env import SweEnv
-    from domains.swe.tasks import tasks
+    from awctl_domains.swe.env import SweEnv
+    from awctl_domains.swe.tasks import tasks
 
     task = tasks("inikit")[0]
     with SweEnv() as env:

@@ -7,12 +7,17 @@ import subprocess
 import sys
 
 import pytest
+from awctl_domains.terminal.codec import (
+    Keystroke,
+    TerminalActionCodec,
+    TerminalObservationCodec,
+    command_name,
+)
+from awctl_domains.terminal.domain import TerminalDomain
 from hypothesis import given
 from hypothesis import strategies as st
 
 from awctl.errors import AwctlError, CodecError
-from domains.terminal.codec import Keystroke, TerminalActionCodec, TerminalObservationCodec, command_name
-from domains.terminal.domain import TerminalDomain
 
 codec = TerminalActionCodec()
 domain = TerminalDomain()

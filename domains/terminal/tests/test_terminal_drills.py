@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import random
 
-from domains.terminal.drills import FAMILIES, _Names, drill_tasks
+from awctl_domains.terminal.drills import FAMILIES, _Names, drill_tasks
 
 
 def _commands(tasks) -> list[str]:

@@ -6,12 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
+from awctl_domains.terminal.codec import TerminalActionCodec
+from awctl_domains.terminal.domain import TerminalDomain
+from awctl_domains.terminal.importers import _keystrokes, load_cast
 
 from awctl.errors import InputError
 from awctl.trajectory import Trajectory
-from domains.terminal.codec import TerminalActionCodec
-from domains.terminal.domain import TerminalDomain
-from domains.terminal.importers import _keystrokes, load_cast
 
 CAST = Path(__file__).parent / "fixtures" / "session.cast"
 codec = TerminalActionCodec()

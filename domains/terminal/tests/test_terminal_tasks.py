@@ -5,10 +5,9 @@ from __future__ import annotations
 import shutil
 
 import pytest
-
-from domains.terminal.domain import TerminalDomain
-from domains.terminal.env import TerminalEnv
-from domains.terminal.tasks import keys
+from awctl_domains.terminal.domain import TerminalDomain
+from awctl_domains.terminal.env import TerminalEnv
+from awctl_domains.terminal.tasks import keys
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None or shutil.which("tmux") is None,
                                 reason="needs bubblewrap and tmux")

@@ -13,13 +13,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from awctl_domains.terminal.domain import TerminalDomain
+from awctl_domains.terminal.env import TerminalEnv
+from awctl_domains.terminal.importers import load_cast
+from awctl_domains.terminal.tasks import keys
 
 from awctl.domain import TurnContext, run_verifiers
 from awctl.trajectory import Trajectory, Turn
-from domains.terminal.domain import TerminalDomain
-from domains.terminal.env import TerminalEnv
-from domains.terminal.importers import load_cast
-from domains.terminal.tasks import keys
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None or shutil.which("tmux") is None,
                                 reason="needs bubblewrap and tmux")
