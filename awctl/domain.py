@@ -312,20 +312,28 @@ class Domain:
         }
 
 
-def run_verifiers(
+def verifier_outcomes(
     domain: Domain, trajectory: Trajectory, index: int, observation: str | None = None
-) -> list[VerifyResult]:
-    """Every applicable verifier's result for turn ``index`` (optionally with a candidate observation).
+) -> list[tuple[str, VerifyResult | None]]:
+    """``(verifier name, result)`` for every verifier of ``domain`` on turn ``index`` (optionally with a
+    candidate observation); ``None`` means the verifier abstained (the check does not apply, or the
+    trajectory does not establish enough to check it).
 
     A verifier that raises is reported as a failed check naming the exception, never propagated.
     """
     ctx = TurnContext.at(trajectory, index, observation)
-    results = []
+    out: list[tuple[str, VerifyResult | None]] = []
     for v in domain.verifiers():
         try:
             res = v(ctx)
         except Exception as exc:  # a verifier bug must not take down a data run
             res = VerifyResult(v.name, False, f"verifier raised {type(exc).__name__}: {exc}")
-        if res is not None:
-            results.append(res)
-    return results
+        out.append((v.name, res))
+    return out
+
+
+def run_verifiers(
+    domain: Domain, trajectory: Trajectory, index: int, observation: str | None = None
+) -> list[VerifyResult]:
+    """Every applicable verifier's result for turn ``index`` (see :func:`verifier_outcomes`)."""
+    return [res for _, res in verifier_outcomes(domain, trajectory, index, observation) if res is not None]

@@ -98,15 +98,17 @@ class VerifyStage(Stage):
 
     def run(self, ctx: StageContext) -> StageResult:
         from awctl.errors import AwctlError
-        from awctl.formats.verify import verify_file
+        from awctl.formats.verify import verify_files
+        from awctl.plugins import get_registry
 
         opts: VerifyOptions = self.options  # type: ignore[assignment]
-        report = verify_file(ctx.resolve_input(opts.input), max_failures=opts.max_failures)
+        report = verify_files([ctx.resolve_input(opts.input)], get_registry().domains, opts.max_failures)
         out = ctx.stage_dir / "verify.json"
         out.write_text(json.dumps(report.to_dict(), indent=2, ensure_ascii=False), encoding="utf-8")
         ctx.metric(trajectories=report.trajectories, turns=report.turns, failed_checks=report.failed)
-        lines = ["| check | passed | failed |", "|---|---:|---:|"]
-        lines += [f"| {c} | {s['passed']} | {s['failed']} |" for c, s in sorted(report.summary.items())]
+        lines = ["| check | passed | failed | abstained |", "|---|---:|---:|---:|"]
+        lines += [f"| {c} | {s['passed']} | {s['failed']} | {s['abstained']} |"
+                  for c, s in sorted(report.summary.items())]
         if report.failed and opts.fail_on_error:
             worst = max(report.summary.items(), key=lambda kv: kv[1]["failed"])
             raise AwctlError(

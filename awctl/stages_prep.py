@@ -24,6 +24,7 @@ from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from awctl.formats.view import ChatStyle
 from awctl.stages import Stage, StageContext, StageResult
 
 
@@ -46,6 +47,7 @@ class PrepOptions(BaseModel):
     near_dup_threshold: float | None = 0.9
     allow_unknown_domains: bool = False
     sft_target: Literal["all", "last"] = "all"
+    style: ChatStyle = "awctl"
     blocks_per_shard: int = Field(1024, ge=1)
     workers: int = Field(0, ge=0)
 
@@ -87,6 +89,7 @@ class PrepStage(Stage):
             near_dup_threshold=opts.near_dup_threshold,
             allow_unknown_domains=opts.allow_unknown_domains,
             sft_target=opts.sft_target,
+            style=opts.style,
             blocks_per_shard=opts.blocks_per_shard,
             workers=opts.workers,
         )

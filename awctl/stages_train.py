@@ -32,6 +32,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from awctl.formats.view import ChatStyle
 from awctl.stages import Stage, StageContext, StageResult
 from awctl.train.config import TrainSpec
 
@@ -81,7 +82,8 @@ class SftOptions(TrainSpec):
     require_verifiers: bool = True
     keep_reference: bool = Field(False, description="also train on the recorded observation of each target turn")
     turns: Literal["all", "last"] = "all"
-    chat_format: Literal["native", "awb"] = Field("native", description="prompt format (awb: as AgentWorldBench eval)")
+    style: ChatStyle = Field("awctl", description="chat style of prompts and targets (awctl | agentworldbench, "
+                                                  "the format the AgentWorldBench eval uses)")
     max_targets: int | None = Field(None, ge=1)
     block_size: int = Field(1024, ge=16)
 
@@ -101,7 +103,8 @@ class RlOptions(TrainSpec):
     eps_high: float = Field(4e-4, ge=0)
     beta: float = Field(0.0, ge=0, description="KL coefficient to the frozen starting model")
     turns: Literal["all", "last"] = "all"
-    chat_format: Literal["native", "awb"] = Field("native", description="prompt format (awb: as AgentWorldBench eval)")
+    style: ChatStyle = Field("awctl", description="chat style of prompts and targets (awctl | agentworldbench, "
+                                                  "the format the AgentWorldBench eval uses)")
     max_prompt_tokens: int | None = Field(None, ge=1)
     generation: Literal["policy", "vllm"] = Field(
         "policy", description="policy: sample from the live policy (transformers); vllm: a colocated in-process "
@@ -228,7 +231,7 @@ class SftStage(TrainStage):
             k=opts.teacher.k, temperature=opts.teacher.temperature, max_tokens=opts.teacher.max_tokens,
             judge=opts.judge, judge_options=opts.judge_options, threshold=opts.threshold,
             require_verifiers=opts.require_verifiers, keep_reference=opts.keep_reference, turns=opts.turns,
-            max_targets=opts.max_targets, seed=seed, chat_format=opts.chat_format,
+            max_targets=opts.max_targets, seed=seed, style=opts.style,
         )
         ctx.log.info("rejection sampling", **stats)
         ctx.metric(retention=stats["retention"], candidates=stats["candidates"], kept=stats["kept"])
@@ -245,7 +248,7 @@ class SftStage(TrainStage):
                                        tokenizer=_tokenizer_dir(trainer, ctx.stage_dir / "tokenizer"),
                                        mode="sft", sft_target="last", block_size=opts.block_size,
                                        split="train=1", seed=seed, verify=False, dedupe=False, mask=MaskConfig(),
-                                       allow_unknown_domains=opts.chat_format == "awb"))
+                                       style=opts.style))
         # Prep never splits an SFT example: one longer than a block keeps its target, the action it
         # answers, the system prompt's start and as much recent history as fits (awctl.data.sft_fit);
         # one whose action + target alone exceed the block is dropped.
@@ -303,7 +306,7 @@ class RlStage(TrainStage):
         domains = get_registry().domains
         trainer = _trainer(ctx, opts)
         prompts = expand(_load_trajectories(ctx, opts.trajectories), domains, seed=trainer.seed, turns=opts.turns,
-                         chat_format=opts.chat_format)
+                         style=opts.style)
         rewards = RewardModel(domains, judge=opts.judge, judge_weight=opts.judge_weight,
                               verifier_weight=opts.verifier_weight, judge_options=opts.judge_options)
         ref = None

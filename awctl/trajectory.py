@@ -11,8 +11,6 @@ generated from these models (a test keeps it in sync).
 
 from __future__ import annotations
 
-import gzip
-import io
 import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -129,47 +127,41 @@ def format_validation_error(exc: ValidationError) -> str:
 
 
 def open_text(path: str | Path, mode: str = "r") -> IO[str]:
-    """Open a text file, transparently (de)compressing ``.gz`` and ``.zst``; ``-`` is stdin/stdout."""
-    import sys
+    """Open a text file, transparently (de)compressing ``.gz`` and ``.zst``; ``-`` is stdin/stdout.
 
-    if str(path) == "-":
-        return sys.stdin if "r" in mode else sys.stdout
-    path = Path(path)
-    if path.suffix == ".gz":
-        return gzip.open(path, mode + "t", encoding="utf-8")  # type: ignore[return-value]
-    if path.suffix == ".zst":
-        try:
-            import zstandard
-        except ImportError as exc:
-            raise InputError(
-                f"{path}: reading .zst needs the zstandard package", hint="pip install 'awctl[data]'"
-            ) from exc
-        raw = open(path, mode + "b")  # noqa: SIM115 - wrapped below, closed with the wrapper
-        stream = (
-            zstandard.ZstdDecompressor().stream_reader(raw, closefd=True)
-            if "r" in mode
-            else zstandard.ZstdCompressor().stream_writer(raw, closefd=True)
-        )
-        return io.TextIOWrapper(stream, encoding="utf-8")
-    return open(path, mode, encoding="utf-8")  # noqa: SIM115
+    Reading reports damage (truncated streams, bytes that are not UTF-8) as :class:`InputError` naming the
+    file, line and byte offset; writing goes to a temporary file renamed onto ``path`` when the handle
+    closes without an error (see :mod:`awctl.textio`)."""
+    from awctl.textio import open_text_reader, open_text_writer
+
+    return open_text_reader(path) if "r" in mode else open_text_writer(path)
 
 
 def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line_number, object)`` for each non-blank line; a bad line raises naming file and line."""
-    with open_text(path) as handle:
-        for lineno, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(
-                    f"{path}:{lineno}: invalid JSON ({exc.msg} at column {exc.colno})",
-                    hint="each line must be one complete JSON object",
-                ) from None
-            if not isinstance(obj, dict):
-                raise InputError(f"{path}:{lineno}: expected a JSON object, got {type(obj).__name__}")
-            yield lineno, obj
+    from awctl.textio import SKIP_HINT, iter_lines
+
+    if str(path) == "-":
+        import sys
+
+        lines: Iterable[tuple[int, Any]] = enumerate(sys.stdin, 1)
+    else:
+        lines = iter_lines(path)
+    for lineno, line in lines:
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(
+                f"{path}:{lineno}: invalid JSON ({exc.msg} at column {exc.colno})",
+                hint=f"each line must be one complete JSON object. {SKIP_HINT}",
+            ) from None
+        if not isinstance(obj, dict):
+            raise InputError(
+                f"{path}:{lineno}: expected a JSON object, got {type(obj).__name__}", hint=SKIP_HINT
+            )
+        yield lineno, obj
 
 
 def read_trajectories(path: str | Path) -> Iterator[Trajectory]:

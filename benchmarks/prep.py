@@ -66,8 +66,8 @@ def measure(kind: str, data: Path, tok_dir: Path, out: Path) -> dict:
 
     t0, c0 = time.perf_counter(), _cpu_seconds()
     if kind == "tokenizer":
-        from awctl.data.chat_tokens import assistant_body
         from awctl.data.pipeline import PrepConfig
+        from awctl.formats.view import View
 
         domain = domains["toyshell"]
         batch_size = PrepConfig.model_fields["batch_size"].default  # prep's batch: same tokenizer calls
@@ -78,13 +78,9 @@ def measure(kind: str, data: Path, tok_dir: Path, out: Path) -> dict:
             batch.clear()
             return sum(len(ids) for ids in enc["input_ids"])
 
+        view = View(domain, "awctl")
         for traj in read_trajectories(data):
-            msgs = [{"role": "system", "content": domain.system_prompt(traj.system, 0)}]
-            for t in traj.turns:
-                msgs += [
-                    {"role": "user", "content": t.action},
-                    {"role": "assistant", "content": assistant_body(t.observation, t.reasoning, True)[0]},
-                ]
+            msgs, _ = view.conversation(traj, domain.system_prompt(traj.system, 0))
             batch.append(tok.apply_chat_template(msgs, tokenize=False))
             if len(batch) >= batch_size:
                 tokens += flush()

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from awctl.cli.main import cli
 from awctl.eval.corruptions import change_digits, drop_lines
 from awctl.eval.replay_server import ReplayServer
-from awctl.formats.chat import messages_at, target_at
+from awctl.formats.view import messages_at, view_for
 from awctl.plugins import get_registry
 from awctl.trajectory import read_trajectories
 
@@ -27,7 +27,7 @@ def _faulty_simulator():
     for traj in read_trajectories(RECORDED):
         for t, turn in enumerate(traj.turns):
             family = domain.action_codec.family(turn.action)
-            plain = target_at(traj, t, reg.domains, style="plain")
+            plain = view_for(traj, reg.domains).history_assistant(turn).body
             if family == "web_extractor":
                 plain = change_digits(plain, 1.0)
             elif family == "memory":

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from awctl.domain import Domain
 from awctl.formats import agentworldbench as awb
-from awctl.formats.chat import chat_records, messages_at, system_text, target_at
+from awctl.formats.view import View, chat_records, messages_at, target_at
+from awctl.plugins import get_registry
 from awctl.prompts import OBSERVATION_TAG
 from awctl.trajectory import SystemPrompt, Trajectory, Turn
 
@@ -52,7 +53,7 @@ class FenceObservations(Domain):
 TABLES: dict[str, Any] = {
     "identity": {},
     "fence": {d: FenceObservations() for d in awb.DOMAINS},
-    "registry": None,
+    "registry": get_registry().domains,
 }
 
 
@@ -126,19 +127,19 @@ def test_chat_view_of_a_new_trajectory() -> None:
     domain = FenceObservations()
     msgs = messages_at(traj, 2, {"terminal": domain})
     assert msgs[0] == {"role": "system", "content": domain.system_prompt(traj.system, 0)}
-    assert system_text(traj, {"terminal": domain}) == msgs[0]["content"]
+    assert View(domain).system(traj) == msgs[0]["content"]
     assert [m["role"] for m in msgs] == ["system", "user", "assistant", "user", "assistant", "user"]
     assert msgs[1]["content"] == "### Turn 1\n**Action:**\nls"
     assert msgs[2]["content"] == "**Environment Observation:**\n```\na b\n```"
     assert msgs[-1]["content"] == "### Turn 3\n**Action:**\nrm a"
     assert messages_at(traj, 0, {})[1:] == [{"role": "user", "content": "### Turn 1\n**Action:**\nls"}]
 
-    assert target_at(traj, 0, {}, style="plain") == "**Environment Observation:**\na b"
+    assert View(None).history_assistant(traj.turns[0]).body == "**Environment Observation:**\na b"
     assert (
         target_at(traj, 0, {})
         == f"<{OBSERVATION_TAG}>\n**Environment Observation:**\na b\n</{OBSERVATION_TAG}>"
     )
-    assert target_at(traj, 1, {}).startswith("<think>\na holds hi\n</think>\n\n<predicted_observation>")
+    assert target_at(traj, 1, {}).startswith("<think>\na holds hi\n</think>\n<predicted_observation>")
     with pytest.raises(IndexError):
         messages_at(traj, 3, {})
     with pytest.raises(IndexError):
@@ -150,7 +151,7 @@ def test_training_target_of_an_awb_turn_is_its_ground_truth_response() -> None:
     job = json.loads(path.read_text().splitlines()[1])
     traj = next(iter(awb.read_rows(path, {"terminal": FenceObservations()})))
     t = job["turn_idx"] - 1
-    assert target_at(traj, t, {"terminal": FenceObservations()}, style="plain") == job["response"][t]
+    assert View(FenceObservations()).history_assistant(traj.turns[t]).body == job["response"][t]
 
 
 def test_chat_records_cover_evaluated_rows_or_every_turn() -> None:

@@ -58,6 +58,18 @@ def no_fail_marker(ctx):
     return VerifyResult("no_fail_marker", "FAIL" not in ctx.observation, "observation says FAIL")
 
 
+@verifier("ls_lists_files", "`cmd ls` shows file names (other commands: abstains)")
+def ls_lists_files(ctx):
+    if ctx.action != "cmd ls":
+        return None
+    return VerifyResult("ls_lists_files", bool(ctx.observation.split()), "ls printed nothing")
+
+
+@verifier("never_applies", "abstains on everything")
+def never_applies(ctx):
+    return None
+
+
 def load_toylog(path):
     turns = []
     for line in Path(path).read_text().splitlines():
@@ -72,7 +84,7 @@ class Toy(Domain):
     observation_codec = Observations()
 
     def verifiers(self):
-        return [no_fail_marker]
+        return [no_fail_marker, ls_lists_files, never_applies]
 
     def importers(self):
         return [Importer("toylog", "a => b lines", ("*.toylog",), load_toylog)]
@@ -195,10 +207,10 @@ def test_verify_reports_each_failing_check_with_trajectory_and_turn(tmp_path: Pa
     assert res.exit_code == 1
     report = json.loads(res.output)
     assert (report["trajectories"], report["turns"]) == (3, 3)
-    assert report["summary"]["action_parse"] == {"passed": 2, "failed": 1}
-    assert report["summary"]["no_fail_marker"] == {"passed": 2, "failed": 1}
-    assert report["summary"]["observation_parse"] == {"passed": 3, "failed": 0}
-    assert report["summary"]["domain"] == {"passed": 2, "failed": 1}
+    assert report["summary"]["action_parse"] == {"passed": 2, "failed": 1, "abstained": 0}
+    assert report["summary"]["no_fail_marker"] == {"passed": 2, "failed": 1, "abstained": 0}
+    assert report["summary"]["observation_parse"] == {"passed": 3, "failed": 0, "abstained": 0}
+    assert report["summary"]["domain"] == {"passed": 2, "failed": 1, "abstained": 0}
     (fail,) = report["failures"]["action_parse"]
     assert (fail["trajectory"], fail["turn"]) == ("bad", 1)
     assert "must start with 'cmd '" in fail["message"]
@@ -209,6 +221,19 @@ def test_verify_reports_each_failing_check_with_trajectory_and_turn(tmp_path: Pa
     assert human.exit_code == 1
     assert "FAIL action_parse: bad turn 1: CodecError: action: action must start with 'cmd '" in human.output
     assert "3 check(s) failed" in human.output
+
+
+def test_verify_report_counts_checked_passed_failed_and_abstained_per_verifier(
+    tmp_path: Path, toy_plugin: Path
+) -> None:
+    path = tmp_path / "toy.jsonl"
+    _toy_trajectories(path)
+    report = json.loads(CliRunner().invoke(data, ["verify", str(path), "--json"]).output)
+    assert report["summary"]["ls_lists_files"] == {"passed": 1, "failed": 0, "abstained": 2}
+    assert report["summary"]["never_applies"] == {"passed": 0, "failed": 0, "abstained": 3}
+    human = CliRunner().invoke(data, ["verify", str(path), "--report"]).output
+    assert "abstained" in human and "checked" in human
+    assert "checked nothing on this data (abstained on every turn): never_applies" in human
 
 
 def test_verify_passing_file_exits_zero(tmp_path: Path, toy_plugin: Path) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-import awctl.trajectory as trajectory_module
+from awctl import textio
 from awctl.errors import InputError
 from awctl.formats.schema import schema_text
 from awctl.trajectory import (
@@ -104,26 +104,14 @@ def test_reader_does_not_read_ahead_of_the_consumer(tmp_path: Path, monkeypatch:
     path = tmp_path / "big.jsonl"
     write_trajectories(path, (_traj(i) for i in range(200)))
     lines_read = []
-    real_open = trajectory_module.open_text
+    real_iter_lines = textio.iter_lines
 
-    class CountingHandle:
-        def __init__(self, handle):
-            self.handle = handle
+    def counting(*args, **kwargs):
+        for item in real_iter_lines(*args, **kwargs):
+            lines_read.append(1)
+            yield item
 
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            self.handle.close()
-
-        def __iter__(self):
-            for line in self.handle:
-                lines_read.append(1)
-                yield line
-
-    monkeypatch.setattr(
-        trajectory_module, "open_text", lambda p, mode="r": CountingHandle(real_open(p, mode))
-    )
+    monkeypatch.setattr(textio, "iter_lines", counting)
     reader = read_trajectories(path)
     assert lines_read == []  # nothing happens before the first item is asked for
     next(reader)

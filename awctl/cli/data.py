@@ -80,9 +80,15 @@ def _echo_err(text: str) -> None:
     type=click.Path(dir_okay=False, path_type=Path),
     help="Output file (.jsonl, .jsonl.gz, .jsonl.zst; '-' for stdout).",
 )
+@click.option(
+    "--skip-bad",
+    is_flag=True,
+    help="Skip damaged lines (not UTF-8, not JSON, invalid records, a truncated stream's end), listing each "
+    "on stderr, instead of stopping at the first.",
+)
 @click.argument("inputs", nargs=-1, required=True, type=click.Path(path_type=Path))
 def convert(
-    from_format: str, to_format: str, domain: str | None, output: Path, inputs: tuple[Path, ...]
+    from_format: str, to_format: str, domain: str | None, output: Path, skip_bad: bool, inputs: tuple[Path, ...]
 ) -> None:
     """Convert INPUT files from one format into OUTPUT, streaming.
 
@@ -94,36 +100,48 @@ def convert(
     """
     from awctl.formats.convert import convert_files
 
-    counts = convert_files(list(inputs), output, from_format, to_format, domain)
+    counts = convert_files(list(inputs), output, from_format, to_format, domain, _echo_err if skip_bad else None)
+    skipped = f"; skipped {counts['skipped']} damaged line(s)" if skip_bad else ""
     _echo_err(
         f"read {counts['trajectories']} trajectories from {len(inputs)} file(s); "
-        f"wrote {counts['written']} {counts['unit']} to {output}"
+        f"wrote {counts['written']} {counts['unit']} to {output}{skipped}"
     )
 
 
 @data.command()
-@click.argument("file", type=click.Path(path_type=Path))
+@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print the full report as JSON.")
+@click.option(
+    "--report",
+    "per_verifier",
+    is_flag=True,
+    help="Print per check how many turns it checked, passed, failed and abstained on.",
+)
 @click.option(
     "--max-failures",
     default=50,
     show_default=True,
     help="Failures listed per check (the summary always counts all).",
 )
-def verify(file: Path, as_json: bool, max_failures: int) -> None:
-    """Check every turn of FILE with its domain's codecs and verifiers; exit 1 when any check fails."""
-    from awctl.formats.verify import verify_file
+def verify(files: tuple[Path, ...], as_json: bool, per_verifier: bool, max_failures: int) -> None:
+    """Check every turn of FILES with its domain's codecs and verifiers; exit 1 when any check fails.
 
-    report = verify_file(file, max_failures=max_failures)
+    FILES may be awctl trajectories, AgentWorldBench rows or any raw log a domain importer reads (folders
+    are walked). A damaged line fails the `read` check and reading goes on.
+    """
+    from awctl.formats.verify import verify_files
+    from awctl.plugins import get_registry
+
+    report = verify_files(files, get_registry().domains, max_failures=max_failures)
     if as_json:
         emit_json(report.to_dict())
     else:
-        _print_report(report)
+        _print_report(report, per_verifier)
     if report.failed:
         raise SystemExit(1)
 
 
-def _print_report(report) -> None:  # type: ignore[no-untyped-def]
+def _print_report(report, per_verifier: bool = False) -> None:  # type: ignore[no-untyped-def]
     from awctl.cli.output import table
 
     for check, failures in sorted(report.failures.items()):
@@ -133,12 +151,18 @@ def _print_report(report) -> None:  # type: ignore[no-untyped-def]
         hidden = report.summary[check]["failed"] - len(failures)
         if hidden > 0:
             click.echo(f"  ... and {hidden} more {check} failure(s) (use --json or --max-failures)")
-    rows = [(c, s["passed"], s["failed"]) for c, s in sorted(report.summary.items())]
-    table(
-        f"verify {report.path}: {report.trajectories} trajectories, {report.turns} turns",
-        ["check", "passed", "failed"],
-        rows,
-    )
+    title = f"verify {report.path}: {report.trajectories} trajectories, {report.turns} turns"
+    if per_verifier:
+        rows = [(c, s["passed"] + s["failed"], s["passed"], s["failed"], s["abstained"])
+                for c, s in sorted(report.summary.items())]
+        table(title, ["check", "checked", "passed", "failed", "abstained"], rows)
+        silent = [c for c, s in sorted(report.summary.items()) if s["abstained"] and not s["passed"] + s["failed"]]
+        if silent:
+            click.secho(f"checked nothing on this data (abstained on every turn): {', '.join(silent)}",
+                        fg="yellow")
+    else:
+        rows = [(c, s["passed"], s["failed"]) for c, s in sorted(report.summary.items())]
+        table(title, ["check", "passed", "failed"], rows)
     click.secho(
         "all checks passed" if not report.failed else f"{report.failed} check(s) failed",
         fg="green" if not report.failed else "red",

@@ -83,7 +83,11 @@ def main(argv: list[str] | None = None) -> None:
     debug = "--debug" in args or bool(os.environ.get("AWCTL_DEBUG"))
     try:
         rc = cli.main(args=args, prog_name="awctl", standalone_mode=False)
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as exc:
+        if isinstance(exc.__cause__, EOFError):  # click turns every EOFError into Abort: not a Ctrl-C
+            click.secho(f"error: unexpected end of input ({exc.__cause__ or 'EOFError'})", fg="red", err=True)
+            click.echo("hint: rerun with --debug for the traceback", err=True)
+            sys.exit(1)
         click.echo("aborted", err=True)
         sys.exit(130)
     except click.ClickException as exc:

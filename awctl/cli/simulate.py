@@ -314,14 +314,15 @@ def _detect_format(path: Path) -> str:
 
 
 def iter_records(path: Path, fmt: str) -> Any:
-    """Chat records (``awctl.formats.chat.chat_records``) for every turn of ``path``."""
+    """Chat records (:func:`awctl.formats.view.chat_records`) for every evaluated turn of ``path``."""
     from awctl.formats import agentworldbench as awb
-    from awctl.formats.chat import chat_records
+    from awctl.formats.view import chat_records
     from awctl.trajectory import read_trajectories
 
-    trajs = read_trajectories(path) if fmt == "trajectories" else awb.read_rows(path)
+    domains = awb.registry_domains()
+    trajs = read_trajectories(path) if fmt == "trajectories" else awb.read_rows(path, domains)
     for traj in trajs:
-        yield from chat_records(traj, style="plain")
+        yield from chat_records(traj, domains)
 
 
 @simulate.command()
@@ -393,7 +394,7 @@ def batch(
                                 "prediction": parsed.observation,
                                 "raw_output": comp.text,
                                 "reasoning": parsed.reasoning,
-                                "reference": rec["target"],
+                                "reference": rec["reference"],
                                 "diagnostics": parsed.diagnostics,
                                 "finish_reason": comp.finish_reason,
                             },

@@ -1,8 +1,9 @@
 """Trajectories → token ids with per-token role spans and loss weights, via the tokenizer's chat template.
 
-The chat view is the one the world model sees at simulation time: the system message is the domain's
-simulator prompt, each turn is a ``user`` message (the agent's action) and an ``assistant`` message
-(optional ``<think>`` reasoning, then the observation inside ``<predicted_observation>`` tags).
+The conversation is the one the world model sees at simulation time, in the run's chat style
+(:mod:`awctl.formats.view`: ``awctl`` or ``agentworldbench``): the system message, then per turn a
+``user`` message (the agent's action) and an ``assistant`` message (the observation; the trained answer
+with optional ``<think>`` reasoning and ``<predicted_observation>`` tags).
 
 The whole conversation is rendered once with ``apply_chat_template`` and tokenized once; roles and weights
 are assigned from character offsets (a token takes the role of the character it starts at), so tokens are
@@ -22,7 +23,7 @@ Loss weights:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from operator import itemgetter
@@ -32,7 +33,7 @@ import numpy as np
 
 from awctl.data.masking import CATEGORY_IDS, SpanLabel, SpanRow
 from awctl.errors import AwctlError
-from awctl.prompts import OBSERVATION_TAG
+from awctl.formats.view import Style, View
 from awctl.trajectory import Trajectory
 
 ROLES: tuple[str, ...] = ("template", "system", "action", "observation", "reasoning")
@@ -71,25 +72,6 @@ _DEFAULT = (ROLE_IDS["template"], 0.0, NO_CATEGORY)
 _FIRST = itemgetter(0)
 
 
-def assistant_body(observation: str, reasoning: str | None, wrap: bool) -> tuple[str, int, int, int, int]:
-    """``(body, reasoning_start, reasoning_end, obs_start, obs_end)`` of an assistant message."""
-    body, r0, r1 = "", 0, 0
-    if reasoning:
-        body = "<think>\n"
-        r0 = len(body)
-        body += reasoning
-        r1 = len(body)
-        body += "\n</think>\n"
-    if wrap:
-        body += f"<{OBSERVATION_TAG}>\n"
-    o0 = len(body)
-    body += observation
-    o1 = len(body)
-    if wrap:
-        body += f"\n</{OBSERVATION_TAG}>"
-    return body, r0, r1, o0, o1
-
-
 class ChatEncoder:
     """Encodes trajectories for ``mode`` with a fast HF tokenizer that has a chat template."""
 
@@ -97,25 +79,27 @@ class ChatEncoder:
         self,
         tokenizer: Any,
         mode: Literal["cpt", "sft"] = "cpt",
-        wrap_observation: bool = True,
         sft_target: Literal["all", "last"] = "all",
+        style: Style = "awctl",
+        domains: Mapping[str, Any] | None = None,
     ) -> None:
         if mode not in ("cpt", "sft"):
             raise AwctlError(f"unknown prep mode {mode!r}", hint="use --mode cpt or --mode sft")
         self.tokenizer = tokenizer
         self.mode = mode
-        self.wrap = wrap_observation
         self.sft_target = sft_target
+        self.style = style
+        self.domains = domains or {}
 
     def render(self, traj: Trajectory, system_text: str, labels: Sequence[Sequence[SpanRow]]) -> _Rendered:
         """The conversation's text and segments; ``labels``: each turn's ``(start, end, category, kept)``."""
-        messages = [{"role": "system", "content": system_text}]
-        bodies = []
-        for turn in traj.turns:
-            body = assistant_body(turn.observation, turn.reasoning, self.wrap)
-            bodies.append(body)
-            messages.append({"role": "user", "content": turn.action})
-            messages.append({"role": "assistant", "content": body[0]})
+        view = View(self.domains.get(traj.domain), self.style)
+        targets = "all" if self.mode == "cpt" else self.sft_target
+        messages, parts = view.conversation(traj, system_text, targets)
+        bodies = [(p.body, p.r0, p.r1, p.o0, p.o1) for p in parts]
+        # A domain hook that rewrote an observation beyond finding it: its turn is trained unmasked.
+        labels = [rows if p.o1 - p.o0 == len(turn.observation) else []
+                  for rows, p, turn in zip(labels, parts, traj.turns, strict=True)]
         text = self.tokenizer.apply_chat_template(messages, tokenize=False)
         positions = []
         cursor = 0

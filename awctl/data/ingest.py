@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from awctl.errors import AwctlError, InputError
-from awctl.trajectory import Trajectory, open_text
+from awctl.textio import BadLine, iter_lines
+from awctl.trajectory import Trajectory
 
 JSONL_SUFFIXES = (".jsonl", ".jsonl.gz", ".jsonl.zst", ".json.gz", ".ndjson")
 
@@ -127,27 +128,26 @@ def _iter_importer(path: Path, importer: Any) -> Iterator[Record | Rejected]:
         yield Rejected(str(path), item + 1, f"importer:{importer.name}", msg)
 
 
-def _iter_lines(path: Path) -> Iterator[tuple[int, str | Exception]]:
-    """``(line, text)`` per line; a read error (truncated gzip/zstd, bad UTF-8) ends with ``(line, exc)``."""
-    lineno = 0
+def _lines_or_rejection(path: Path) -> Iterator[tuple[int, str | BadLine | Rejected]]:
     try:
-        with open_text(path) as handle:
-            for lineno, line in enumerate(handle, 1):  # noqa: B007 - lineno is used after the loop
-                yield lineno, line
-    except (OSError, EOFError, UnicodeDecodeError, ValueError) as exc:
-        yield lineno + 1, exc
-    except Exception as exc:  # zstandard raises its own ZstdError
-        yield lineno + 1, exc
+        yield from iter_lines(path, keep_going=True)
+    except InputError as exc:  # not a readable file at all (missing, a directory)
+        yield 0, Rejected(str(path), 0, "read", exc.message)
 
 
 def _iter_jsonl_file(path: Path, domains: Mapping[str, Any]) -> Iterator[Record | Rejected]:
     fmt: str | None = None
     grouper = None
     file = str(path)
-    for lineno, line in _iter_lines(path):
-        if isinstance(line, Exception):
-            yield Rejected(file, lineno, "read", f"cannot read on: {type(line).__name__}: {line}")
-            break
+    for lineno, line in _lines_or_rejection(path):
+        if isinstance(line, Rejected):
+            yield line
+            return
+        if isinstance(line, BadLine):
+            yield Rejected(file, lineno, "read", f"{line.reason} (byte {line.offset})")
+            if line.fatal:
+                break
+            continue
         if not line.strip():
             continue
         try:

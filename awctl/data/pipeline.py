@@ -15,7 +15,7 @@ import itertools
 import json
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -32,6 +32,7 @@ from awctl.data.sft_fit import fit_sft_document
 from awctl.data.shards import MANIFEST, MANIFEST_VERSION, ShardWriter
 from awctl.data.split import SourceSplitter, parse_ratios, source_key
 from awctl.errors import AwctlError
+from awctl.formats.view import ChatStyle, View, prompt_variant
 from awctl.trajectory import Trajectory
 
 
@@ -58,7 +59,7 @@ class PrepConfig(BaseModel):
     near_dup_threshold: float | None = 0.9
     allow_unknown_domains: bool = False
     prompt_variant: int | Literal["hash"] = "hash"
-    wrap_observation: bool = True
+    style: ChatStyle = "awctl"  # the chat layout documents are rendered in (awctl.formats.view)
     sft_target: Literal["all", "last"] = "all"
     blocks_per_shard: int = Field(1024, ge=1)
     batch_size: int = Field(64, ge=1)
@@ -203,12 +204,11 @@ class PrepRun:
         self.by_check[rej.check] = self.by_check.get(rej.check, 0) + 1
 
     def _system_text(self, traj: Trajectory, domain: Any) -> str:
-        if domain is None:
-            return traj.system.render()
         variant = self.config.prompt_variant
         if variant == "hash":
-            variant = _hash_unit(self.config.seed, "variant", traj.id) % max(1, domain.prompt_variants)
-        return domain.system_prompt(traj.system, variant)
+            variants = domain.prompt_variants if domain is not None else 1
+            variant = prompt_variant(self.config.seed, traj.id, variants)
+        return View(domain, self.config.style).system(traj, variant)
 
     # ── the run ──
     def run(self) -> dict[str, Any]:
@@ -250,9 +250,9 @@ class PrepRun:
             self._count_tokens(packed)
             self.progress.advance(tokens=sum(len(d) for d in docs))
 
-        pool = _WorkerPool(cfg, self.out / "tokenizer") if cfg.workers > 0 else None
+        pool = _WorkerPool(cfg, self.out / "tokenizer", self.domains) if cfg.workers > 0 else None
         in_flight: deque[tuple[Any, list[str]]] = deque()
-        local_worker = _BatchWorker(cfg, tokenizer) if pool is None else None
+        local_worker = _BatchWorker(cfg, tokenizer, self.domains) if pool is None else None
 
         def flush_batch(final: bool = False) -> None:
             if batch:
@@ -434,9 +434,9 @@ class _BatchWorker:
     """Masks and tokenizes one batch: ``[(trajectory, system text, source)]`` → documents + span counts.
     Runs in the main process (``workers=0``) or in each worker process."""
 
-    def __init__(self, config: PrepConfig, tokenizer: Any) -> None:
+    def __init__(self, config: PrepConfig, tokenizer: Any, domains: Mapping[str, Any]) -> None:
         self.policy = InfoMaskPolicy(config.mask, config.seed)
-        self.encoder = ChatEncoder(tokenizer, config.mode, config.wrap_observation, config.sft_target)
+        self.encoder = ChatEncoder(tokenizer, config.mode, config.sft_target, config.style, domains)
 
     def __call__(self, work: list[tuple[Trajectory, str, str]]) -> tuple[list[Document], MaskReport]:
         spans = MaskReport()
@@ -459,11 +459,11 @@ def _with_splits(
 _WORKER: _BatchWorker | None = None
 
 
-def _init_worker(config_json: str, tokenizer_dir: str) -> None:
+def _init_worker(config_json: str, tokenizer_dir: str, domains: Mapping[str, Any]) -> None:
     global _WORKER
     from awctl.models.tokenizer import load_tokenizer
 
-    _WORKER = _BatchWorker(PrepConfig.model_validate_json(config_json), load_tokenizer(tokenizer_dir))
+    _WORKER = _BatchWorker(PrepConfig.model_validate_json(config_json), load_tokenizer(tokenizer_dir), domains)
 
 
 def _run_worker(work: list[tuple[Trajectory, str, str]]) -> tuple[list[Document], MaskReport]:
@@ -474,12 +474,16 @@ def _run_worker(work: list[tuple[Trajectory, str, str]]) -> tuple[list[Document]
 class _WorkerPool:
     """Worker processes for masking and tokenization (forked where the platform allows: no re-import)."""
 
-    def __init__(self, config: PrepConfig, tokenizer_dir: Path) -> None:
+    def __init__(self, config: PrepConfig, tokenizer_dir: Path, domains: Mapping[str, Any]) -> None:
         import multiprocessing as mp
 
         method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
+        # Domains are only needed to render the agentworldbench style (their to_awb_* hooks).
+        needed = domains if config.style == "agentworldbench" else {}
         self._pool = mp.get_context(method).Pool(
-            config.workers, initializer=_init_worker, initargs=(config.model_dump_json(), str(tokenizer_dir))
+            config.workers,
+            initializer=_init_worker,
+            initargs=(config.model_dump_json(), str(tokenizer_dir), needed),
         )
 
     def submit(self, work: list[tuple[Trajectory, str, str]]) -> Any:

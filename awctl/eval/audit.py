@@ -114,10 +114,12 @@ def run_audit(
     max_tokens: int = 2048,
     temperature: float = 0.0,
     chunk_size: int = 32,
+    style: str = "agentworldbench",
 ) -> AuditResult:
-    """Teacher-forced replay of every turn of ``trajectories`` through ``backend``, judged per turn."""
+    """Teacher-forced replay of every turn of ``trajectories`` through ``backend``, judged per turn. The
+    model sees each turn in chat ``style`` (:mod:`awctl.formats.view`, wording variant 0)."""
     from awctl.eval.deterministic import compare, decode_candidate
-    from awctl.formats.chat import messages_at
+    from awctl.formats.view import messages_at, style_name
     from awctl.sim.parse import parse_output
 
     table = dict(domains) if domains is not None else {domain.name: domain}
@@ -131,14 +133,15 @@ def run_audit(
     for start in range(0, len(jobs), chunk_size):
         chunk = jobs[start : start + chunk_size]
         requests = [
-            ChatRequest(messages_at(traj, t, table), max_tokens=max_tokens, temperature=temperature)
+            ChatRequest(messages_at(traj, t, table, style), max_tokens=max_tokens, temperature=temperature)
             for traj, t in chunk
         ]
         outputs = backend.generate(requests)
         for (traj, t), completions in zip(chunk, outputs, strict=True):
             c = completions[0] if completions else None
             parsed = parse_output(c.text if c else "", c.reasoning if c else None)
-            candidate = decode_candidate(domain, parsed.observation)
+            candidate = (parsed.observation if style_name(style) == "awctl"
+                         else decode_candidate(domain, parsed.observation))
             turn = traj.turns[t]
             j = compare(
                 domain,

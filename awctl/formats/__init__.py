@@ -3,7 +3,7 @@
 ``FORMATS`` maps a name to a :class:`Format`: ``awctl`` (the unified JSONL, both ways),
 ``agentworldbench`` (alias ``awb``; both ways, lossless, see :mod:`awctl.formats.agentworldbench`) and
 ``chat`` (write only: one record of chat messages plus training target per turn, see
-:mod:`awctl.formats.chat`). Domain importers (asciinema casts, SWE-agent trajectories...) are read-only
+:mod:`awctl.formats.view`). Domain importers (asciinema casts, SWE-agent trajectories...) are read-only
 formats that :func:`reader_for` finds through the registered domains.
 """
 
@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from awctl.errors import UnknownNameError
+from awctl.errors import AwctlError, InputError, UnknownNameError
 from awctl.trajectory import Trajectory, read_trajectories, write_jsonl, write_trajectories
 
 Reader = Callable[[Path], Iterator[Trajectory]]
@@ -46,9 +47,11 @@ def _write_awb(path: Path, trajectories: Iterable[Trajectory]) -> int:
 
 
 def _write_chat(path: Path, trajectories: Iterable[Trajectory]) -> int:
-    from awctl.formats.chat import chat_records
+    from awctl.formats.agentworldbench import registry_domains
+    from awctl.formats.view import chat_records
 
-    return write_jsonl(path, (rec for traj in trajectories for rec in chat_records(traj)))
+    domains = registry_domains()
+    return write_jsonl(path, (rec for traj in trajectories for rec in chat_records(traj, domains)))
 
 
 FORMATS: dict[str, Format] = {
@@ -111,7 +114,30 @@ def reader_for(name: str, domain: str | None = None) -> Reader:
             f"importer {name!r} is offered by several domains: {', '.join(d for d, _ in matches)}",
             hint="add --domain NAME to pick one",
         )
-    return matches[0][1].load  # type: ignore[attr-defined,no-any-return]
+    return _guarded(matches[0][1])
+
+
+def _guarded(importer: Any) -> Reader:
+    """The importer's reader, with any failure that is not already an awctl error turned into one that
+    names the file, the importer and the item it was reading."""
+
+    def read(path: Path) -> Iterator[Trajectory]:
+        item = 0
+        try:
+            for traj in importer.load(path):
+                item += 1
+                yield traj
+        except AwctlError:
+            raise
+        except Exception as exc:
+            raise InputError(
+                f"{path}: the {importer.name!r} importer cannot read item {item + 1}: "
+                f"{type(exc).__name__}: {exc}",
+                hint=f"is this a {importer.description} file? `awctl data convert --skip-bad` keeps the "
+                "items before it",
+            ) from None
+
+    return read
 
 
 def writer_for(name: str) -> Writer:

@@ -423,9 +423,12 @@ def trajectory_to_rows(traj: Trajectory, domains: Mapping[str, Domain] | None = 
         system = traj.system.render()
         return [rebuild_row(rec, meta["task"], system, prompts, responses) for rec in meta["rows"]]
 
-    system = system_text_for(traj, domain)
-    prompts = [codec.prompt_text(t, i) for i, t in enumerate(traj.turns)]
-    responses = [codec.response_text(t) for t in traj.turns]
+    from awctl.formats.view import View
+
+    view = View(domain, "agentworldbench")  # variant 0: the evaluation's fixed wording
+    system = view.system(traj, 0)
+    prompts = [view.user(t, i) for i, t in enumerate(traj.turns)]
+    responses = [view.history_assistant(t).body for t in traj.turns]
     total = len(traj.turns)
     return [
         {
@@ -440,15 +443,6 @@ def trajectory_to_rows(traj: Trajectory, domains: Mapping[str, Domain] | None = 
         }
         for n in range(1, total + 1)
     ]
-
-
-def system_text_for(traj: Trajectory, domain: Domain | None) -> str:
-    if traj.system.raw is not None or domain is None:
-        return traj.system.render()
-    try:
-        return domain.system_prompt(traj.system, variant=0)
-    except Exception:  # a domain's prompt builder bug must not lose the data: fall back to plain sections
-        return traj.system.render()
 
 
 def write_rows(

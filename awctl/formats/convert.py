@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,27 +14,49 @@ _UNITS = {"awctl": "trajectories", "agentworldbench": "rows", "chat": "chat reco
 
 
 def convert_files(
-    inputs: Sequence[Path], output: Path, from_format: str, to_format: str, domain: str | None = None
+    inputs: Sequence[Path],
+    output: Path,
+    from_format: str,
+    to_format: str,
+    domain: str | None = None,
+    skip_bad: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Read ``inputs`` as ``from_format`` and write ``output`` as ``to_format``, one record at a time.
 
-    Returns ``{"trajectories": read, "written": records written, "unit": what a record is}``. Missing
-    inputs are reported before anything is written.
+    Returns ``{"trajectories": read, "written": records written, "unit": what a record is, "skipped":
+    damaged lines skipped}``. Missing inputs are reported before anything is written; the output appears
+    only when the conversion completes. A damaged line stops the conversion with an error naming it,
+    unless ``skip_bad`` is given: then each damaged line is passed to it as one message and skipped.
     """
     missing = [str(p) for p in inputs if str(p) != "-" and not Path(p).exists()]
     if missing:
         raise InputError(f"input file(s) not found: {', '.join(missing)}", hint="check the paths")
     read = reader_for(from_format, domain)
     write = writer_for(to_format)
-    seen = {"trajectories": 0}
+    seen = {"trajectories": 0, "skipped": 0}
 
     def stream() -> Iterator[Trajectory]:
         for path in inputs:
-            for traj in read(Path(path)):
+            for traj in read(Path(path)) if skip_bad is None else _tolerant(Path(path), skip_bad, seen):
                 seen["trajectories"] += 1
                 yield traj
 
     Path(output).parent.mkdir(parents=True, exist_ok=True)
     written = write(Path(output), stream())
     key = ALIASES.get(to_format, to_format)
-    return {"trajectories": seen["trajectories"], "written": written, "unit": _UNITS.get(key, "records")}
+    return {"trajectories": seen["trajectories"], "written": written, "unit": _UNITS.get(key, "records"),
+            "skipped": seen["skipped"]}
+
+
+def _tolerant(path: Path, report: Callable[[str], None], seen: dict[str, int]) -> Iterator[Trajectory]:
+    """Every readable trajectory of ``path`` (format detected as prep detects it); each damaged line is
+    reported and skipped."""
+    from awctl.data.ingest import Rejected, iter_records
+    from awctl.formats.agentworldbench import registry_domains
+
+    for item in iter_records([path], registry_domains()):
+        if isinstance(item, Rejected):
+            seen["skipped"] += 1
+            report(f"skipped {item.file}:{item.line}: {item.check}: {item.reason}")
+        else:
+            yield item.trajectory

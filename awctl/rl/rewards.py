@@ -92,7 +92,7 @@ class RewardModel:
 
         observations = [extract_strict(g) for g in generations]
         # AWB-format answers carry the response marker and AWB rendering: decode them as the eval does.
-        observations = [o if o is None or not p.awb else decode_candidate(self.domains.get(p.trajectory.domain), o)
+        observations = [o if o is None or p.style != "agentworldbench" else decode_candidate(self.domains.get(p.trajectory.domain), o)
                         for p, o in zip(prompts, observations, strict=True)]
         judge_scores: list[float | None] = [None] * len(prompts)
         exact = [False] * len(prompts)

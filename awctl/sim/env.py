@@ -1,8 +1,8 @@
 """``SimEnv``: a world model behind the same Environment contract as the real environments.
 
 Each step builds the domain's system prompt (five sections, wording ``variant``; a scheduled
-perturbation appended to the simulation instruction), renders the episode so far as chat turns (the
-AgentWorldBench layout of :mod:`awctl.formats.chat`), calls the backend, parses the output
+perturbation appended to the simulation instruction), renders the episode so far as chat turns in the
+model's chat ``style`` (:mod:`awctl.formats.view`; AgentWorldBench's layout by default), calls the backend, parses the output
 (:func:`awctl.sim.parse.parse_output`) and runs the domain's verifiers on the candidate observation.
 When a verifier fails and ``resample > 0``, it samples again (at ``resample_temperature``) up to
 ``resample`` times, stopping at the first candidate that passes; the best candidate (fewest failed
@@ -28,6 +28,7 @@ from awctl.domain import Domain, Task, run_verifiers
 from awctl.env import Environment, StepResult
 from awctl.errors import AwctlError
 from awctl.formats.agentworldbench import OBSERVATION_MARKER, TurnCodec
+from awctl.formats.view import View, style_name
 from awctl.sim.parse import ParsedOutput, parse_output
 from awctl.sim.perturb import PerturbationSchedule
 from awctl.trajectory import SystemPrompt, Trajectory, Turn
@@ -68,6 +69,7 @@ class SimEnv(Environment):
         perturb_match: str | None = None,
         max_turns: int | None = None,
         max_history_turns: int | None = None,
+        style: str = "agentworldbench",
     ) -> None:
         if isinstance(domain, str):
             from awctl.plugins import get_domain
@@ -103,6 +105,7 @@ class SimEnv(Environment):
         if perturbation:
             self.set_perturbation(perturbation, perturbation_params, perturb_every, perturb_match)
         self._codec = TurnCodec(domain)
+        self.view = View(domain, style_name(style))
         self.sections: SystemPrompt = SystemPrompt()
         self.history: list[Turn] = []
         self._episode_seed = seed
@@ -153,17 +156,13 @@ class SimEnv(Environment):
     # ── the step itself ──
     def messages(self, action: str, sections: SystemPrompt | None = None) -> list[dict[str, str]]:
         """The chat messages for predicting the observation of ``action`` after the current history."""
-        system = self.sim_domain.system_prompt(sections or self.sections, self.variant)
-        msgs = [{"role": "system", "content": system}] if system else []
-        first = 0
-        if self.max_history_turns is not None:
-            first = max(0, len(self.history) - self.max_history_turns)
-        for j in range(first, len(self.history)):
-            turn = self.history[j]
-            msgs.append({"role": "user", "content": self._codec.prompt_text(turn, j)})
-            msgs.append({"role": "assistant", "content": self._codec.response_text(turn)})
-        msgs.append({"role": "user", "content": self._codec.render_prompt(action, len(self.history))})
-        return msgs
+        episode = Trajectory(
+            id="simenv",
+            domain=self.domain,
+            system=sections or self.sections,
+            turns=[*self.history, Turn(action=action, observation="")],
+        )
+        return self.view.messages_at(episode, len(self.history), self.variant, self.max_history_turns)
 
     def plan_step(self, action: str) -> StepPlan:
         """The step as a generator (see :func:`drive`); records the chosen observation in the history."""
@@ -223,6 +222,8 @@ class SimEnv(Environment):
     def _decode(self, text: str) -> str:
         # Models trained on AWB targets write the response marker inside the tags; an empty body after
         # it has lost its newline to the block trimming.
+        if self.view.style == "awctl":
+            return text
         if text.strip() == OBSERVATION_MARKER:
             return ""
         return self._codec.decode_response(text)

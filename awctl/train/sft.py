@@ -38,7 +38,7 @@ def rejection_sample(
     max_targets: int | None = None,
     seed: int = 0,
     chunk: int = 16,
-    chat_format: str = "native",
+    style: str = "awctl",
 ) -> dict[str, Any]:
     """Write kept examples to ``out`` (trajectory JSONL); return counts and the retention rate
     (kept teacher candidates / teacher candidates; reference examples are not counted as candidates)."""
@@ -46,7 +46,7 @@ def rejection_sample(
     from awctl.rl.expand import expand
     from awctl.rl.rewards import RewardModel, split_reasoning
 
-    prompts = expand(trajectories, domains, seed=seed, turns=turns, chat_format=chat_format)
+    prompts = expand(trajectories, domains, seed=seed, turns=turns, style=style)
     if max_targets:
         prompts = prompts[:max_targets]
     scorer = RewardModel(domains, judge=judge, judge_options=judge_options)
@@ -69,10 +69,9 @@ def rejection_sample(
                     if not s.tagged or s.judge < threshold or (require_verifiers and s.verifier < 1.0):
                         continue
                     accepted += 1
-                    kept.append(_example(p, s.observation or "", split_reasoning(text), f"c{j}", chat_format,
-                                         domains))
+                    kept.append(_example(p, s.observation or "", split_reasoning(text), f"c{j}"))
                 if keep_reference:
-                    kept.extend(_example(p, p.reference, None, "ref", chat_format, domains) for p in part)
+                    kept.extend(_example(p, p.reference, None, "ref") for p in part)
     finally:
         scorer.close()
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -81,26 +80,12 @@ def rejection_sample(
             "retention": accepted / candidates if candidates else 0.0, "examples": len(kept)}
 
 
-AWB_DOMAIN_SUFFIX = "+awb"
-
-
-def _example(p: Any, observation: str, reasoning: str | None, tag: str, chat_format: str,
-             domains: Mapping[str, Any]) -> Trajectory:
+def _example(p: Any, observation: str, reasoning: str | None, tag: str) -> Trajectory:
     """The training trajectory for one kept answer: the prefix up to the target turn, whose observation
-    (and reasoning) is the answer. In ``awb`` format actions and observations are stored as the
-    AgentWorldBench prompt/response texts and the domain is tagged ``<name>+awb`` (unknown to prep, so
-    prep renders the texts verbatim instead of parsing them with the domain's codecs)."""
+    (and reasoning) is the answer, under the system prompt it was generated with (``system.raw``). Prep
+    renders it in the run's chat style, as the prompt was (:mod:`awctl.formats.view`)."""
     traj = p.trajectory
     turns = [t.model_copy() for t in traj.turns[: p.index + 1]]
     turns[-1] = turns[-1].model_copy(update={"observation": observation, "reasoning": reasoning})
     system = traj.system.model_copy(update={"raw": p.system})
-    update: dict[str, Any] = {"id": f"{traj.id}-t{p.index}-{tag}", "turns": turns, "system": system}
-    if chat_format == "awb":
-        from awctl.formats.agentworldbench import TurnCodec
-
-        codec = TurnCodec(domains.get(traj.domain))
-        update["turns"] = [t.model_copy(update={"action": codec.prompt_text(t, j), "observation": codec.response_text(t),
-                                                "metadata": {}})
-                           for j, t in enumerate(turns)]
-        update["domain"] = traj.domain + AWB_DOMAIN_SUFFIX
-    return traj.model_copy(update=update)
+    return traj.model_copy(update={"id": f"{traj.id}-t{p.index}-{tag}", "turns": turns, "system": system})

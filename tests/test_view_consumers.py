@@ -1,0 +1,154 @@
+"""Prep, SFT/RL expansion, simulation, evaluation and the audit see identical messages for the same turn.
+
+Each consumer is driven through its own code path (the prep encoder with a tokenizer that records what it
+is asked to render, ``expand``, a ``SimEnv`` replaying the recorded observations, AgentWorldBench rows
+through the official inference layout, the audit with a recording backend) and compared with
+:mod:`awctl.formats.view`, in both chat styles.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from awctl.backend import ChatRequest, Completion
+from awctl.data.chat_tokens import ChatEncoder
+from awctl.data.pipeline import PrepConfig, PrepRun
+from awctl.eval.audit import run_audit
+from awctl.eval.extract import inference_messages
+from awctl.formats.agentworldbench import trajectory_to_rows
+from awctl.formats.view import STYLES, View, prompt_variant
+from awctl.plugins import get_registry
+from awctl.rl.expand import expand
+from awctl.sim.env import SimEnv
+from awctl.train.sft import _example
+from awctl.trajectory import Trajectory, read_trajectories
+
+FIXTURES = Path(__file__).parent / "fixtures" / "eval"
+SEED = 3
+
+
+def _trajectories() -> list[Trajectory]:
+    out = []
+    for name in ("search_recorded.jsonl", "swe_recorded.jsonl"):
+        out += [t for t in read_trajectories(FIXTURES / name) if len(t.turns) >= 3][:2]
+    return out
+
+
+TRAJS = _trajectories()
+DOMAINS = get_registry().domains
+
+
+class _RecordingTokenizer:
+    """Stands in for a tokenizer where prep renders a conversation: records the messages, renders them
+    as plain text so prep's offset bookkeeping still runs."""
+
+    def __init__(self) -> None:
+        self.seen: list[list[dict[str, str]]] = []
+
+    def apply_chat_template(self, messages: list[dict[str, str]], tokenize: bool = False) -> str:
+        self.seen.append(messages)
+        return "".join(f"<{m['role']}>{m['content']}</>" for m in messages)
+
+
+class _ReplayBackend:
+    """Answers each request with the recorded observation of the turn it asks about, in the style's
+    target form, and remembers every request."""
+
+    name = "replay"
+
+    def __init__(self, traj: Trajectory, view: View) -> None:
+        self.requests: list[ChatRequest] = []
+        self.answers = [view.target_assistant(t.model_copy(update={"reasoning": None})).body for t in traj.turns]
+
+    def generate(self, requests: list[ChatRequest]) -> list[list[Completion]]:
+        out = []
+        for r in requests:
+            self.requests.append(r)
+            turn = sum(1 for m in r.messages if m["role"] == "user") - 1
+            out.append([Completion(text=self.answers[turn])])
+        return out
+
+    def close(self) -> None:
+        pass
+
+
+def _variant(traj: Trajectory) -> int:
+    return prompt_variant(SEED, traj.id, DOMAINS[traj.domain].prompt_variants)
+
+
+def test_the_fixtures_cover_two_domains_with_history() -> None:
+    assert {t.domain for t in TRAJS} == {"search", "swe"} and all(len(t.turns) >= 3 for t in TRAJS)
+
+
+@pytest.mark.parametrize("style", STYLES)
+@pytest.mark.parametrize("traj", TRAJS, ids=lambda t: t.id)
+def test_prep_documents_hold_the_view_of_every_turn(traj: Trajectory, style: str) -> None:
+    run = PrepRun(PrepConfig(inputs=[], out="unused", seed=SEED, style=style), domains=DOMAINS)
+    system = run._system_text(traj, DOMAINS[traj.domain])
+    tok = _RecordingTokenizer()
+    ChatEncoder(tok, "cpt", style=style, domains=DOMAINS).render(traj, system, [[] for _ in traj.turns])
+    (conversation,) = tok.seen
+    view = View(DOMAINS[traj.domain], style)
+    for t in range(len(traj.turns)):
+        assert conversation[: 2 + 2 * t] == view.messages_at(traj, t, _variant(traj))
+
+
+@pytest.mark.parametrize("style", STYLES)
+@pytest.mark.parametrize("traj", TRAJS, ids=lambda t: t.id)
+def test_sft_and_rl_prompts_are_the_view_and_their_targets_answer_the_last_action(
+    traj: Trajectory, style: str
+) -> None:
+    view = View(DOMAINS[traj.domain], style)
+    prompts = expand([traj], DOMAINS, seed=SEED, style=style)
+    assert [p.index for p in prompts] == list(range(len(traj.turns)))
+    for p in prompts:
+        assert p.messages == view.messages_at(traj, p.index, _variant(traj))
+        # The target is the observation of the action the prompt ends with, not an earlier one.
+        assert p.reference == traj.turns[p.index].observation
+        assert p.messages[-1]["content"] == view.user(traj.turns[p.index], p.index)
+        example = _example(p, p.reference, None, "ref")
+        assert example.turns[-1].action == traj.turns[p.index].action
+        assert example.turns[-1].observation == traj.turns[p.index].observation
+        assert example.turns[:-1] == traj.turns[: p.index]
+
+
+@pytest.mark.parametrize("style", STYLES)
+@pytest.mark.parametrize("traj", TRAJS, ids=lambda t: t.id)
+def test_simulation_sees_the_view_of_the_episode_so_far(traj: Trajectory, style: str) -> None:
+    domain = DOMAINS[traj.domain]
+    view = View(domain, style)
+    backend = _ReplayBackend(traj, view)
+    variant = _variant(traj)
+    env = SimEnv(domain, backend, variant=variant, style=style)
+    env.reset()
+    for t, turn in enumerate(traj.turns):
+        so_far = Trajectory(id="e", domain=traj.domain, system=env.sections,
+                            turns=[*env.history, turn.model_copy(update={"observation": ""})])
+        result = env.step(turn.action)
+        # The simulator's answer is the recorded observation (as the parser trims a block's end).
+        assert result.observation.rstrip() == turn.observation.rstrip()
+        assert backend.requests[-1].messages == view.messages_at(so_far, t, variant)
+
+
+@pytest.mark.parametrize("traj", TRAJS, ids=lambda t: t.id)
+def test_evaluation_rows_and_the_audit_see_the_view(traj: Trajectory) -> None:
+    view = View(DOMAINS[traj.domain], "agentworldbench")
+    rows = trajectory_to_rows(traj, DOMAINS)
+    for t, row in enumerate(rows):
+        assert inference_messages(row) == view.messages_at(traj, t, 0)
+    for style in STYLES:
+        backend = _ReplayBackend(traj, View(DOMAINS[traj.domain], style))
+        result = run_audit(DOMAINS[traj.domain], [traj], backend, domains=DOMAINS, style=style)
+        expected = [View(DOMAINS[traj.domain], style).messages_at(traj, t, 0) for t in range(len(traj.turns))]
+        assert [r.messages for r in backend.requests] == expected
+        assert all(r.exact for r in result.turns)
+
+
+def test_one_variant_per_trajectory_for_every_consumer() -> None:
+    traj = TRAJS[0]
+    systems: set[Any] = {p.system for p in expand([traj], DOMAINS, seed=SEED)}
+    assert len(systems) == 1
+    assert systems == {View(DOMAINS[traj.domain], "awctl").system(traj, _variant(traj))}
