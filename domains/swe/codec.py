@@ -33,6 +33,8 @@ from typing import Any
 from awctl.domain import ActionCodec, ObservationCodec
 from awctl.errors import CodecError
 
+from .classic import COMMANDS as CLASSIC_COMMANDS
+from .classic import ClassicCall, make_call, parse_command
 from .editor import COMMANDS
 
 EDITOR_TOOL = "str_replace_editor"
@@ -91,7 +93,7 @@ class SubmitCall:
     """End the episode; the observation is the repository's diff."""
 
 
-SweAction = EditorCall | BashCall | SubmitCall
+SweAction = EditorCall | BashCall | SubmitCall | ClassicCall
 
 
 def action_family(action: SweAction) -> str:
@@ -100,6 +102,8 @@ def action_family(action: SweAction) -> str:
         return action.command
     if isinstance(action, SubmitCall):
         return "submit"
+    if isinstance(action, ClassicCall):
+        return action.command
     return bash_program(action.command)
 
 
@@ -141,6 +145,8 @@ class SweActionCodec(ActionCodec):
             return _parse_cli(stripped)
         if head in SUBMIT_ALIASES and stripped == head:
             return SubmitCall()
+        if head in CLASSIC_COMMANDS:
+            return parse_command(stripped)
         raise CodecError(
             "not a tool call: expected a JSON object or `str_replace_editor <command> <path> ...`",
             where="action",
@@ -183,8 +189,12 @@ class SweActionCodec(ActionCodec):
             return SubmitCall()
         if name in EDITOR_ALIASES:
             return _editor_from_args(args, where)
+        if name in CLASSIC_COMMANDS:
+            return make_call(name, {k: v for k, v in args.items() if k not in ("tool", "name")}, where)
         raise CodecError(
-            f"unknown tool {name!r}", where=f"{where}.tool", hint="use str_replace_editor, bash or submit"
+            f"unknown tool {name!r}",
+            where=f"{where}.tool",
+            hint="use str_replace_editor, bash, submit or a SWE-agent command (open, goto, edit, ...)",
         )
 
     def render(self, action: SweAction) -> str:
@@ -192,6 +202,8 @@ class SweActionCodec(ActionCodec):
             return json.dumps({"tool": "bash", "command": action.command}, ensure_ascii=False)
         if isinstance(action, SubmitCall):
             return json.dumps({"tool": "submit"})
+        if isinstance(action, ClassicCall):
+            return json.dumps(action.to_obj(), ensure_ascii=False)
         out: dict[str, Any] = {"tool": EDITOR_TOOL, "command": action.command}
         values = {"path": action.path, **action.kwargs()}
         for key in _FIELD_ORDER:

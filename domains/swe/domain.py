@@ -9,7 +9,7 @@ from __future__ import annotations
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from awctl.domain import Domain, Importer, Perturbation, Task, Verifier
+from awctl.domain import Domain, Fault, Importer, Perturbation, Task, Verifier
 from awctl.prompts import PromptBuilder
 from awctl.trajectory import SystemPrompt
 
@@ -81,6 +81,11 @@ class SweDomain(Domain):
         from .perturbations import PERTURBATIONS
 
         return list(PERTURBATIONS)
+
+    def faults(self) -> list[Fault]:
+        from .faults import FAULTS
+
+        return list(FAULTS)
 
     # ── AgentWorldBench: a fenced JSON tool call; observations are the text itself ──
     def from_awb_action(self, body: str) -> str:

@@ -151,10 +151,11 @@ def str_replace_text(path: str, content: str, old: str, new: str | None) -> Edit
         return EditOutcome(SAME.format(old=old, new=new), False)
     updated = content.replace(old, new)
     replaced_at = content.split(old)[0].count("\n")  # 0-based line of the match start
-    start = max(1, replaced_at - SNIPPET_LINES)
-    end = min(replaced_at + SNIPPET_LINES + new.count("\n"), len(updated.splitlines()))
-    snippet = "\n".join(updated.split("\n")[start - 1 : end])
-    text = EDITED_PREFIX.format(path=path) + make_output(snippet, f"a snippet of {path}", start) + REVIEW_EDIT
+    # As the reference tool: SNIPPET_LINES lines either side of the new text, 0-based slice [start, end].
+    start = max(0, replaced_at - SNIPPET_LINES)
+    end = replaced_at + SNIPPET_LINES + new.count("\n")
+    snippet = "\n".join(updated.split("\n")[start : end + 1])
+    text = EDITED_PREFIX.format(path=path) + make_output(snippet, f"a snippet of {path}", start + 1) + REVIEW_EDIT
     return EditOutcome(text, True, new_content=updated, previous_content=content)
 
 

@@ -22,6 +22,7 @@ from awctl.errors import CodecError
 from awctl.trajectory import Trajectory
 
 from . import editor as ed
+from .classic import split_state
 from .codec import BashCall, EditorCall, SweAction, SweActionCodec
 
 _CODEC = SweActionCodec()
@@ -37,9 +38,20 @@ def parse_action(text: str) -> SweAction | None:
         return None
 
 
+# How harnesses wrap the tool's text in a conversation: SWE-agent's "OBSERVATION:" template, OpenHands'
+# "ERROR:" prefix for a tool error.
+_WRAPPERS = ("OBSERVATION:\n", "ERROR:\n")
+
+
 def clean(observation: str) -> str:
-    """An observation with trailing newlines and SWE-agent's optional linter epilogue removed."""
-    text = observation.rstrip("\n")
+    """The editor's own text of an observation: the harness's wrapping (``OBSERVATION:``/``ERROR:`` prefix,
+    SWE-agent's state line), ``\r\n`` line ends, trailing newlines and the linter epilogue removed."""
+    text, _ = split_state(observation)
+    text = text.replace("\r\n", "\n")
+    for prefix in _WRAPPERS:
+        if text.startswith(prefix):
+            text = text[len(prefix) :]
+    text = text.rstrip("\n")
     cut = text.find(_LINT_NOTE)
     return text[:cut] if cut >= 0 else text
 
@@ -112,15 +124,31 @@ def classify(call: EditorCall, observation: str) -> Classified:
         "not_found": ed.NOT_FOUND.format(path=path),
         "is_dir": ed.IS_DIR.format(path=path),
     }
+    # OpenHands' editor words the same outcomes as "Invalid `<param>` parameter: <value>. <hint>".
+    alternatives: dict[str, list[str]] = {
+        "not_found": [_oh("path", path, ed.NOT_FOUND.format(path=path))],
+        "is_dir": [_oh("path", path, ed.IS_DIR.format(path=path) + ".")],
+    }
     patterns: dict[str, str] = {}
     num = r"-?\d+"
     if call.command == "view":
         header = _view_header(path)
         if obs.startswith(header):
-            return Classified("view_file", parse_numbered(obs[len(header) :]))
+            body = obs[len(header) :]
+            note = _OH_RANGE_NOTE.search(body)  # OpenHands shows a shortened range with a NOTE after it
+            return Classified("view_file", parse_numbered(body[: note.start()] if note else body))
         if obs.startswith(ed.DIR_HEADER.format(path=path)):
-            return Classified("view_dir", detail=obs[len(ed.DIR_HEADER.format(path=path)) :])
+            listing = obs[len(ed.DIR_HEADER.format(path=path)) :]
+            hidden = _OH_HIDDEN_NOTE.search(listing)
+            listing = listing[: hidden.start()] if hidden else listing
+            # OpenHands marks directories with a trailing slash.
+            listing = "\n".join(e[:-1] if e.endswith("/") and len(e) > 1 else e for e in listing.split("\n"))
+            return Classified("view_dir", detail=listing)
         exact |= {"dir_range": ed.DIR_RANGE, "range_shape": ed.RANGE_SHAPE}
+        if call.view_range is not None:
+            vr_text = str(list(call.view_range))
+            alternatives["dir_range"] = [_oh("view_range", vr_text, ed.DIR_RANGE)]
+            alternatives["range_shape"] = [_oh("view_range", vr_text, "It should be a list of two integers.")]
         if call.view_range is not None:
             vr = re.escape(str(list(call.view_range)))
             s, e = call.view_range
@@ -133,12 +161,21 @@ def classify(call: EditorCall, observation: str) -> Classified:
                 rf"lines in the file: `(?P<n>\d+)`"
             )
             exact["range_end_small"] = ed.RANGE_END_SMALL.format(view_range=list(call.view_range), end=e, start=s)
+            patterns["range_start_oh"] = (
+                rf"Invalid `view_range` parameter: {vr}\. Its first element `{s}` should be within the range of "
+                rf"lines of the file: \[1, (?P<n>\d+)\]\."
+            )
+            alternatives["range_end_small"] = [_oh(
+                "view_range", str(list(call.view_range)),
+                f"Its second element `{e}` should be greater than or equal to the first element `{s}`.",
+            )]
     elif call.command == "create":
         exact |= {
             "created": ed.CREATED.format(path=path),
             "exists": ed.EXISTS.format(path=path),
             "no_parent": ed.NO_PARENT.format(parent=path.rsplit("/", 1)[0] or "/"),
         }
+        alternatives["exists"] = [_oh("path", path, ed.EXISTS.format(path=path))]
     elif call.command == "str_replace":
         old = (call.old_str or "").expandtabs()
         new = (call.new_str or "").expandtabs()
@@ -146,16 +183,21 @@ def classify(call: EditorCall, observation: str) -> Classified:
         if obs.startswith(prefix) and obs.endswith("\n" + ed.REVIEW_EDIT):
             return Classified("edited", parse_numbered(obs[len(prefix) : -len(ed.REVIEW_EDIT) - 1]))
         exact |= {"no_match": ed.NO_MATCH.format(old=old, path=path), "same": ed.SAME.format(old=old, new=new)}
+        # OpenHands does not expand tabs in the strings it quotes.
+        alternatives["no_match"] = [ed.NO_MATCH.format(old=call.old_str or "", path=path)]
+        alternatives["same"] = [_oh(
+            "new_str", call.new_str or "", "No replacement was performed. `new_str` and `old_str` must be different."
+        )]
         patterns["multiple"] = (
-            re.escape(ed.MULTIPLE.format(old=old, lines="@@")).replace("@@", r"(?P<lines>\[[\d, ]*\])")
+            re.escape(ed.MULTIPLE.format(old=old, lines="@@")).replace("@@", r"(?P<lines>\[[\d, ]*\])") + r"\.?"
         )
     elif call.command == "insert":
         prefix = ed.EDITED_PREFIX.format(path=path) + _view_header("a snippet of the edited file")
         if obs.startswith(prefix) and obs.endswith("\n" + ed.REVIEW_INSERT):
             return Classified("inserted", parse_numbered(obs[len(prefix) : -len(ed.REVIEW_INSERT) - 1]))
         patterns["bad_insert"] = (
-            rf"Invalid `insert_line` parameter: {call.insert_line}\. It should be within the range of lines of "
-            rf"the file: \[0, (?P<n>{num})\]"
+            rf"Invalid `insert_line` parameter: {call.insert_line}\. It should be within the range of "
+            rf"(?:lines of the file|allowed values): \[0, (?P<n>{num})\]"
         )
     elif call.command == "undo_edit":
         prefix = ed.UNDONE.format(path=path, output="") + _view_header(path)
@@ -167,13 +209,23 @@ def classify(call: EditorCall, observation: str) -> Classified:
     patterns["io_error"] = rf"Ran into .+ while trying to (?:write to|read) {re.escape(path)}"
     norm = normalize(obs)
     for kind, text in exact.items():
-        if norm == normalize(text):
+        if norm == normalize(text) or any(norm == normalize(alt) for alt in alternatives.get(kind, ())):
             return Classified(kind)
     for kind, pattern in patterns.items():
         m = re.fullmatch(pattern, obs, re.DOTALL if kind == "io_error" else 0)
         if m:
-            return Classified(kind, detail=m.group(1) if m.groups() else "")
+            return Classified(kind.removesuffix("_oh"), detail=m.group(1) if m.groups() else "")
     return Classified(None)
+
+
+def _oh(parameter: str, value: str, hint: str) -> str:
+    return f"Invalid `{parameter}` parameter: {value}. {hint}"
+
+
+_OH_RANGE_NOTE = re.compile(r"\nNOTE: We only show up to \d+ since there's only \d+ lines in this file\s*$")
+_OH_HIDDEN_NOTE = re.compile(
+    r"\n+\d+ hidden files/directories in this directory are excluded\. You can use 'ls -la .+' to see them\.\s*$"
+)
 
 
 # ── replay ───────────────────────────────────────────────────────────────────────────────────────────
@@ -308,7 +360,7 @@ def apply_turn(know: FsKnowledge, action: SweAction | None, observation: str) ->
     key, undo_key = file_key(path), undo_key_for(path)
     expected = expected_outcome(action, know)
     got = classify(action, observation)
-    agrees = expected is not None and normalize(clean(expected.observation)) == normalize(clean(observation))
+    agrees = expected is not None and outcome_problem(action, expected, observation) is None
     kind = got.kind
     if kind == "not_found":
         know.absent.add(key)
@@ -384,3 +436,67 @@ def replay(trajectory: Trajectory, index: int) -> FsKnowledge:
     for turn in trajectory.turns[:index]:
         apply_turn(know, parse_action(turn.action), turn.observation)
     return know
+
+
+# ── comparing an observation with the replayed outcome ───────────────────────────────────────────────
+
+
+def first_difference(expected: str, got: str) -> str:
+    """``line N: expected '...', got '...'`` for the first differing line of two texts."""
+    exp_lines, got_lines = expected.split("\n"), got.split("\n")
+    for i, (a, b) in enumerate(zip(exp_lines, got_lines, strict=False)):
+        if a != b:
+            return f"line {i + 1}: expected {a[:120]!r}, got {b[:120]!r}"
+    return f"expected {len(exp_lines)} lines, got {len(got_lines)}"
+
+
+# Editors differ in how much context an edit snippet shows (SWE-agent: 4 lines either side; OpenHands: 3
+# before, 4 after; older versions one more or less), so a snippet is judged by what it shows, not its window.
+SNIPPET_SLACK = ed.SNIPPET_LINES + 1
+
+
+def snippet_problem(call: EditorCall, expected: ed.EditOutcome, numbered: Numbered) -> str | None:
+    """What is wrong with an edit snippet given the replayed outcome, or None when it fits: every shown line
+    is the edited file's line of that number, and the lines around the new text are shown."""
+    if expected.new_content is None or expected.previous_content is None:
+        return None
+    new_lines = expected.new_content.expandtabs().split("\n")
+    if call.command == "str_replace":
+        old = (call.old_str or "").expandtabs()
+        at = expected.previous_content.expandtabs().split(old)[0].count("\n") + 1
+        region = (at, at + (call.new_str or "").expandtabs().count("\n"))
+    else:
+        at = (call.insert_line or 0) + 1
+        region = (at, at + (call.new_str or "").count("\n"))
+    for number, text in numbered.lines:
+        if not 1 <= number <= len(new_lines):
+            return f"snippet line {number} is past the end of the edited file ({len(new_lines)} lines)"
+        if numbered.clipped and (number, text) == numbered.lines[-1]:
+            continue
+        if text.expandtabs().rstrip() != new_lines[number - 1].rstrip():
+            return (
+                f"snippet line {number}: expected {new_lines[number - 1][:120]!r} (the replayed file after the "
+                f"edit), got {text[:120]!r}"
+            )
+    if numbered.clipped or not numbered.lines:
+        return None
+    first, last = numbered.lines[0][0], numbered.lines[-1][0]
+    end = min(region[1], len(new_lines))
+    if first > region[0] or last < end:
+        return f"the snippet shows lines {first}-{last}, not the new text at lines {region[0]}-{end}"
+    if region[0] - first > SNIPPET_SLACK or last - end > SNIPPET_SLACK:
+        return f"the snippet shows lines {first}-{last}, more context than the editor prints around {region[0]}-{end}"
+    return None
+
+
+def outcome_problem(call: EditorCall, expected: ed.EditOutcome, observation: str) -> str | None:
+    """How ``observation`` differs from the replayed ``expected`` outcome, or None when it agrees."""
+    want, got = normalize(clean(expected.observation)), normalize(clean(observation))
+    if want == got:
+        return None
+    if expected.new_content is not None and call.command in ("str_replace", "insert"):
+        got_kind = classify(call, observation)
+        want_kind = classify(call, expected.observation).kind
+        if got_kind.kind == want_kind and got_kind.numbered is not None:
+            return snippet_problem(call, expected, got_kind.numbered)
+    return first_difference(want, got)

@@ -9,24 +9,45 @@ Trajectories imported from logs whose bash observations have no exit-code traile
 
 from __future__ import annotations
 
-import os
+import posixpath
 import re
-import shlex
 
 from awctl.domain import TurnContext, Verifier, VerifyResult, verifier
 
 from . import editor as ed
-from .codec import BashCall, EditorCall, parse_bash
+from .bashout import BashResult, convention, parse_result
+from .classic import (
+    EDIT_REJECTED,
+    ClassicCall,
+    Window,
+    dir_row,
+    file_row,
+    parse_search,
+    parse_windows,
+    split_state,
+    window_problems,
+)
+from .codec import BashCall, EditorCall, bash_program, parse_bash
 from .replay import (
     Classified,
     FsKnowledge,
     classify,
-    clean,
     expected_outcome,
     file_key,
     normalize,
+    outcome_problem,
     parse_action,
     replay,
+)
+from .session import (
+    CHANGES_DIR,
+    FileWindowFacts,
+    Session,
+    cd_target,
+    header_path,
+    resolve,
+    session_before,
+    window_path,
 )
 
 # Which messages each editor command may print.
@@ -58,14 +79,6 @@ def _knowledge(ctx: TurnContext) -> FsKnowledge:
     if "swe.replay" not in ctx.state:
         ctx.state["swe.replay"] = replay(ctx.trajectory, ctx.index)
     return ctx.state["swe.replay"]
-
-
-def _first_difference(expected: str, got: str) -> str:
-    exp_lines, got_lines = expected.split("\n"), got.split("\n")
-    for i, (a, b) in enumerate(zip(exp_lines, got_lines, strict=False)):
-        if a != b:
-            return f"line {i + 1}: expected {a[:120]!r}, got {b[:120]!r}"
-    return f"expected {len(exp_lines)} lines, got {len(got_lines)}"
 
 
 @verifier("swe.editor_template", "the observation is one of the editor's messages for that command, verbatim")
@@ -129,10 +142,10 @@ def _matches_replay(ctx: TurnContext, name: str, commands: tuple[str, ...], what
     expected = expected_outcome(found[0], _knowledge(ctx))
     if expected is None:
         return None
-    want, got = normalize(clean(expected.observation)), normalize(clean(ctx.observation))
-    if want == got:
+    problem = outcome_problem(found[0], expected, ctx.observation)
+    if problem is None:
         return VerifyResult(name, True)
-    return VerifyResult(name, False, f"{what or found[0].command}: {_first_difference(want, got)}")
+    return VerifyResult(name, False, f"{what or found[0].command}: {problem}")
 
 
 @verifier("swe.view_replay", "a view of a file whose text the history fixes shows exactly that text")
@@ -159,13 +172,13 @@ def old_str_rule(ctx: TurnContext) -> VerifyResult | None:
                 return VerifyResult(name, False, "a one-line old_str occurring twice must list its lines")
             return VerifyResult(name, True)
         return None
-    want, have = normalize(clean(expected.observation)), normalize(clean(ctx.observation))
-    if want == have:
+    problem = outcome_problem(call, expected, ctx.observation)
+    if problem is None:
         return VerifyResult(name, True)
     expected_kind = classify(call, expected.observation).kind
     if expected_kind != got.kind:
         return VerifyResult(name, False, f"the replayed file gives a {expected_kind} message, not {got.kind}")
-    return VerifyResult(name, False, f"{expected_kind} message differs: {_first_difference(want, have)}")
+    return VerifyResult(name, False, f"{expected_kind} message differs: {problem}")
 
 
 @verifier("swe.edit_replay", "insert and undo_edit results equal what the replayed file and undo history give")
@@ -229,51 +242,305 @@ def existence(ctx: TurnContext) -> VerifyResult | None:
     return None
 
 
-def _previous_cwd(ctx: TurnContext) -> str | None:
-    for turn in reversed(ctx.history):
-        action = parse_action(turn.action)
-        if isinstance(action, BashCall):
-            parsed = parse_bash(turn.observation)
-            return parsed.cwd if parsed else None
+def _session(ctx: TurnContext) -> Session:
+    if "swe.session" not in ctx.state:
+        ctx.state["swe.session"] = session_before(ctx.trajectory, ctx.index)
+    return ctx.state["swe.session"]
+
+
+def expected_cwd(ctx: TurnContext, result: BashResult) -> str | None:
+    """The directory a bash footer must show after this command, when the history fixes it."""
+    action = parse_action(ctx.action)
+    if not isinstance(action, BashCall):
+        return None
+    previous = _session(ctx).cwd
+    command = action.command.strip()
+    if not CHANGES_DIR.search(command):
+        return previous
+    target = cd_target(command, previous)
+    succeeded = result.exit_code == 0 if result.exit_code is not None else not result.output.strip()
+    return target if target is not None and succeeded and result.style != "raw" else None
+
+
+_UNITTEST_FAILED = re.compile(r"^FAILED \((?:failures|errors)=\d+")
+_UNITTEST_OK = re.compile(r"^OK(?: \(.*\))?$")
+_PYTEST_FAILED = re.compile(r"^=+ .*\b\d+ (?:failed|errors?)\b.* =+$")
+_PYTEST_PASSED = re.compile(r"^=+ \d+ passed(?: in [\d.]+s| , .*)? =+$|^=+ \d+ passed in [\d.]+s")
+_EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit)\b(?::.*)?$")
+
+
+def exit_evidence(command: str, output: str) -> tuple[str, str] | None:
+    """What the output proves about the exit code: ``("nonzero" | "zero" | "127", why)`` or None.
+
+    Only commands whose status is the last program's (no pipe, ``;``, ``||`` or background ``&``) and
+    only unmistakable outputs count: a shell's "command not found", unittest's and pytest's summaries, a
+    Python traceback ending a ``python`` run.
+    """
+    if re.search(r"\|\||[|;]|&(?!&)|\bset\b|\btrap\b", command.replace("&&", "")):
+        return None
+    last_segment = command.split("&&")[-1].strip()
+    lines = [ln.rstrip() for ln in output.replace("\r\n", "\n").split("\n") if ln.strip()]
+    if not lines:
+        return None
+    program = bash_program(last_segment)
+    if re.fullmatch(rf"(?:bash: )?(?:line \d+: )?{re.escape(program)}: command not found", lines[-1]):
+        return "127", f"`{program}: command not found`"
+    runs_tests = re.search(r"\b(unittest|pytest|py\.test)\b", last_segment) is not None
+    if runs_tests and _UNITTEST_FAILED.match(lines[-1]):
+        return "nonzero", f"the test run ends with {lines[-1]!r}"
+    if runs_tests and _UNITTEST_OK.match(lines[-1]) and any(ln.startswith("Ran ") for ln in lines):
+        return "zero", f"the test run ends with {lines[-1]!r}"
+    if runs_tests and "pytest" in last_segment and _PYTEST_FAILED.match(lines[-1]):
+        return "nonzero", f"pytest reports {lines[-1]!r}"
+    if runs_tests and "pytest" in last_segment and _PYTEST_PASSED.match(lines[-1]) and "failed" not in lines[-1]:
+        return "zero", f"pytest reports {lines[-1]!r}"
+    if (
+        program.startswith("python")
+        and "Traceback (most recent call last):" in output
+        and _EXCEPTION_LINE.match(lines[-1])
+        and not lines[-1].startswith("SystemExit")
+    ):
+        return "nonzero", f"the Python run ends with {lines[-1][:80]!r}"
     return None
 
 
-_CHANGES_DIR = re.compile(r"(^|[;&|(\s])(cd|pushd|popd|source|\.)(\s|$)|\bexec\b")
+_FOOTER_NAMES = {
+    "awctl": "the line `[exit_code: N] [cwd: DIR]`",
+    "openhands": "OpenHands' `[Command finished with exit code N]` lines",
+    "state": "SWE-agent's `(Open file: ...)` / `(Current directory: ...)` state line",
+}
 
 
-@verifier("swe.bash_format", "bash observations end with [exit_code: N] [cwd: DIR] and the cwd follows the commands")
+@verifier(
+    "swe.bash_format",
+    "bash results end with the footer the trajectory uses (awctl, OpenHands, SWE-agent state line, or none); "
+    "its exit code agrees with the output and its cwd follows the commands",
+)
 def bash_format(ctx: TurnContext) -> VerifyResult | None:
     action = parse_action(ctx.action)
-    if not isinstance(action, BashCall) or ctx.trajectory.metadata.get("bash_observation_format") == "raw":
+    if not isinstance(action, BashCall):
         return None
     name = "swe.bash_format"
-    parsed = parse_bash(ctx.observation)
-    if parsed is None:
-        return VerifyResult(name, False, "missing the final line `[exit_code: N] [cwd: DIR]`")
-    assert parsed.exit_code is not None and parsed.cwd is not None
-    if not 0 <= parsed.exit_code <= 255:
-        return VerifyResult(name, False, f"exit code {parsed.exit_code} is outside 0..255")
-    if parsed.timed_out and parsed.exit_code != 124:
-        return VerifyResult(name, False, "a timed-out command reports exit code 124")
-    # A doubled trailer (a simulator repeating itself); output lines elsewhere may legitimately look alike.
-    if parse_bash(parsed.text) is not None:
+    style = convention(ctx.trajectory, ctx.index)
+    result = parse_result(ctx.observation)
+    if style in _FOOTER_NAMES and result.style != style:
+        return VerifyResult(name, False, f"last line: expected {_FOOTER_NAMES[style]} (as every earlier bash result)")
+    if result.style == "raw":
+        return None  # nothing in the result to check against the history
+    if result.style == "awctl" and parse_bash(result.output) is not None:
         return VerifyResult(name, False, "two exit-code trailers at the end")
-    command = action.command.strip()
-    if command in ("true", ":") and parsed.exit_code != 0:
-        return VerifyResult(name, False, f"`{command}` exits 0")
-    if command == "false" and parsed.exit_code != 1:
-        return VerifyResult(name, False, "`false` exits 1")
-    previous = _previous_cwd(ctx)
-    if previous is not None and not _CHANGES_DIR.search(command) and parsed.cwd != previous:
-        return VerifyResult(name, False, f"cwd changed from {previous} to {parsed.cwd} without a cd")
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        words = []
-    if len(words) == 2 and words[0] == "cd" and words[1].startswith("/") and parsed.exit_code == 0:
-        target = os.path.normpath(words[1])
-        if parsed.cwd != target:
-            return VerifyResult(name, False, f"`cd {words[1]}` succeeded but cwd is {parsed.cwd}")
+    if result.style == "openhands" and None not in (result.completed_code, result.exit_code) and (
+        result.completed_code != result.exit_code
+    ):
+        return VerifyResult(
+            name, False,
+            f"`[The command completed with exit code {result.completed_code}.]` but "
+            f"`[Command finished with exit code {result.exit_code}]`",
+        )
+    code = result.exit_code
+    if code is not None:
+        if not 0 <= code <= 255:
+            return VerifyResult(name, False, f"exit code {code} is outside 0..255")
+        if result.style == "awctl" and result.timed_out and code != 124:
+            return VerifyResult(name, False, "a timed-out command reports exit code 124")
+        command = action.command.strip()
+        if command in ("true", ":") and code != 0:
+            return VerifyResult(name, False, f"footer: `{command}` exits 0, got {code}")
+        if command == "false" and code != 1:
+            return VerifyResult(name, False, f"footer: `false` exits 1, got {code}")
+        evidence = exit_evidence(command, result.output)
+        if evidence is not None:
+            kind, why = evidence
+            wrong = (kind == "zero" and code != 0) or (kind == "nonzero" and code == 0) or (kind == "127" and code != 127)
+            if wrong:
+                want = {"zero": "0", "nonzero": "a non-zero code", "127": "127"}[kind]
+                return VerifyResult(name, False, f"footer: exit code {code}, but {why} means {want}")
+    want_cwd = expected_cwd(ctx, result)
+    if want_cwd is not None and result.cwd is not None and posixpath.normpath(result.cwd) != want_cwd:
+        command = action.command.strip()
+        if CHANGES_DIR.search(command):
+            return VerifyResult(name, False, f"footer: `{command}` succeeded, so cwd is {want_cwd}, got {result.cwd}")
+        return VerifyResult(name, False, f"footer: cwd changed from {want_cwd} to {result.cwd} without a cd")
+    return VerifyResult(name, True)
+
+
+# ── SWE-agent's classic interface ────────────────────────────────────────────────────────────────────
+
+
+def _classic(ctx: TurnContext) -> ClassicCall | None:
+    action = parse_action(ctx.action)
+    return action if isinstance(action, ClassicCall) else None
+
+
+def expected_open_file(ctx: TurnContext) -> str | None:
+    """The open file the state line must show after this turn, when the history fixes it."""
+    session = _session(ctx)
+    action = parse_action(ctx.action)
+    body, _ = split_state(ctx.observation)
+    if isinstance(action, ClassicCall) and action.command in ("open", "create"):
+        if not parse_windows(body):
+            return None  # a failed open leaves the old file open; whether it failed is in the text
+        return window_path(action, session)
+    return session.open_file
+
+
+@verifier("swe.session_state", "SWE-agent's state line names the file left open and a cwd that follows the commands")
+def session_state(ctx: TurnContext) -> VerifyResult | None:
+    _, state = split_state(ctx.observation)
+    if state is None:
+        return None
+    name = "swe.session_state"
+    session = _session(ctx)
+    want_file = expected_open_file(ctx)
+    got_file = resolve(state.open_file, session.cwd) if state.open_file else None
+    if want_file is not None and got_file != want_file:
+        return VerifyResult(name, False, f"(Open file: {state.open_file}): expected {want_file}")
+    if isinstance(parse_action(ctx.action), BashCall):
+        want_cwd = expected_cwd(ctx, parse_result(ctx.observation))
+    else:
+        want_cwd = session.cwd  # editor and interface commands never change the shell's directory
+    if want_cwd is not None and posixpath.normpath(state.cwd) != want_cwd:
+        return VerifyResult(name, False, f"(Current directory: {state.cwd}): expected {want_cwd}")
+    return VerifyResult(name, True)
+
+
+@verifier(
+    "swe.window_view",
+    "windows of SWE-agent's file viewer number their lines consecutively, count the lines above/below right, "
+    "show the requested line and agree with earlier windows and edits of the file",
+)
+def window_view(ctx: TurnContext) -> VerifyResult | None:
+    call = _classic(ctx)
+    if call is None or call.command not in ("open", "goto", "scroll_up", "scroll_down", "create", "edit",
+                                            "insert", "append"):
+        return None
+    body, _ = split_state(ctx.observation)
+    windows = parse_windows(body)
+    if not windows:
+        return None
+    name = "swe.window_view"
+    for win in windows:
+        problems = window_problems(win)
+        if problems:
+            return VerifyResult(name, False, f"[File: {win.path}]: {problems[0]}")
+    session = _session(ctx)
+    target = window_path(call, session)
+    rejected = call.command == "edit" and EDIT_REJECTED in body
+    shown = windows[-1]
+    shown_path = header_path(shown, session)
+    if target is not None and shown_path is not None and shown_path != target:
+        return VerifyResult(name, False, f"[File: {shown.path}]: expected a window of {target}")
+    path = target or shown_path
+    facts = session.windows.get(path) if path else None
+    unchanged = call.command in ("open", "goto", "scroll_up", "scroll_down") or rejected
+    if facts is not None and facts.total is not None and unchanged and shown.total != facts.total:
+        return VerifyResult(name, False, f"[File: {shown.path}]: {shown.total} lines total, earlier {facts.total}")
+    if facts is not None and unchanged:
+        for number, text in shown.lines:
+            known = facts.lines.get(number)
+            if known is not None and text.rstrip() != known:
+                return VerifyResult(
+                    name, False, f"line {number}: expected {known[:120]!r} (shown earlier), got {text.rstrip()[:120]!r}"
+                )
+    problem = _command_problem(call, shown, session, facts, rejected)
+    if problem:
+        return VerifyResult(name, False, problem)
+    return VerifyResult(name, True)
+
+
+def _command_problem(
+    call: ClassicCall, shown: Window, session: Session, facts: FileWindowFacts | None, rejected: bool
+) -> str | None:
+    first, last = shown.first, shown.last
+    assert first is not None and last is not None
+    line = call.get("line_number")
+    in_file = isinstance(line, int) and 1 <= line <= shown.total
+    if call.command in ("open", "goto") and in_file and not first <= line <= last:
+        return f"`{call.command} ... {line}` shows lines {first}-{last}, which do not include line {line}"
+    if call.command == "create" and not (shown.total == 1 and shown.lines == [(1, "")]):
+        return f"a new file shows one empty line, got {shown.total} lines"
+    previous = session.last_window
+    if call.command == "scroll_down" and previous is not None and first < previous[0]:
+        return f"scroll_down moved the window up, from line {previous[0]} to {first}"
+    if call.command == "scroll_up" and previous is not None and first > previous[0]:
+        return f"scroll_up moved the window down, from line {previous[0]} to {first}"
+    if call.command == "edit" and not rejected:
+        start, end = call.get("start_line"), call.get("end_line")
+        if start is not None and end is not None:
+            new = str(call.get("replacement_text"))
+            new_lines = new.split("\n") if new else []
+            if facts is not None and facts.total is not None:
+                want = facts.total - (end - start + 1) + len(new_lines)
+                if shown.total != want:
+                    return f"edit {start}:{end} of a {facts.total}-line file leaves {want} lines, not {shown.total}"
+            for i, text in enumerate(new_lines):
+                got = dict(shown.lines).get(start + i)
+                if got is not None and got.rstrip() != text.rstrip():
+                    return f"line {start + i}: expected the edit's text {text[:120]!r}, got {got[:120]!r}"
+        elif call.get("replace") is not None:
+            replace = str(call.get("replace")).split("\n")[0].strip()
+            if replace and not any(replace in text for _, text in shown.lines):
+                return f"the window does not show the replacement {replace[:120]!r}"
+    return None
+
+
+@verifier(
+    "swe.search_results",
+    "find_file / search_dir / search_file outputs repeat the term and place searched, and count what they list",
+)
+def search_results(ctx: TurnContext) -> VerifyResult | None:
+    call = _classic(ctx)
+    if call is None or call.command not in ("find_file", "search_dir", "search_file"):
+        return None
+    body, _ = split_state(ctx.observation)
+    result = parse_search(body)
+    if result is None:
+        return None
+    name = "swe.search_results"
+    session = _session(ctx)
+    term = str(call.get("file_name") if call.command == "find_file" else call.get("search_term"))
+    if result.term != term:
+        return VerifyResult(name, False, f"first line: searched for {term!r}, the output says {result.term!r}")
+    if call.command == "search_file":
+        place = resolve(str(call.get("file")), session.cwd) if call.get("file") else session.open_file
+    else:
+        place = resolve(str(call.get("dir") or "."), session.cwd)
+    got_place = resolve(result.where, session.cwd)
+    if place is not None and got_place is not None and got_place != place:
+        return VerifyResult(name, False, f"first line: searched in {place}, the output says {result.where}")
+    if result.end is not None and result.end[0] != result.term:
+        return VerifyResult(name, False, f"last line: ends the matches for {result.end[0]!r}, not {result.term!r}")
+    if not result.found:
+        return VerifyResult(name, True)
+    if call.command == "find_file":
+        rows = [r for r in result.rows if r.strip()]
+        if len(rows) != result.count:
+            return VerifyResult(name, False, f"Found {result.count} matches but {len(rows)} paths are listed")
+        if not any(c in term for c in "*?["):
+            for row in rows:
+                if posixpath.basename(row.strip()) != term:
+                    return VerifyResult(name, False, f"{row.strip()!r} is not named {term!r}")
+    elif call.command == "search_dir":
+        counts = [dir_row(r) for r in result.rows if r.strip()]
+        if any(c is None for c in counts):
+            return None  # a layout this check does not know
+        total = sum(k for _, k in counts if k is not None)  # type: ignore[misc]
+        if total != result.count:
+            return VerifyResult(name, False, f"Found {result.count} matches but the files list {total}")
+    else:
+        rows = [file_row(r) for r in result.rows if r.strip()]
+        if any(r is None for r in rows):
+            return None
+        if len(rows) != result.count:
+            return VerifyResult(name, False, f"Found {result.count} matches but {len(rows)} lines are listed")
+        facts = session.windows.get(place) if place else None
+        plain = not any(c in term for c in "\\.[]*^$")
+        for number, text in rows:  # type: ignore[misc]
+            if plain and term not in text:
+                return VerifyResult(name, False, f"Line {number}: does not contain {term!r}")
+            known = facts.lines.get(number) if facts else None
+            if known is not None and text.rstrip() != known:
+                return VerifyResult(name, False, f"Line {number}: expected {known[:120]!r} (shown earlier)")
     return VerifyResult(name, True)
 
 
@@ -286,4 +553,7 @@ ALL_VERIFIERS: tuple[Verifier, ...] = (
     clipping,
     existence,
     bash_format,
+    session_state,
+    window_view,
+    search_results,
 )

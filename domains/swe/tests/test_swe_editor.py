@@ -59,7 +59,7 @@ def test_str_replace_uniqueness_rule(ws):
     assert out.ok
     assert out.observation == (
         "The file /testbed/pkg/mod.py has been edited. Here's the result of running `cat -n` on a snippet of "
-        "/testbed/pkg/mod.py:\n     1\ta = 1\n     2\tb = 20\n     3\tb2 = 4\n     4\ta = 1\n     5\tc = 3\n"
+        "/testbed/pkg/mod.py:\n     1\ta = 1\n     2\tb = 20\n     3\tb2 = 4\n     4\ta = 1\n     5\tc = 3\n     6\t\n"
         "Review the changes and make sure they are as expected. Edit the file again if necessary."
     )
     assert (ws.workspace / "pkg" / "mod.py").read_text() == "a = 1\nb = 20\nb2 = 4\na = 1\nc = 3\n"

@@ -56,8 +56,8 @@ def test_bad_files_name_the_file_and_field(tmp_path):
     bad.write_text("{not json")
     with pytest.raises(InputError, match="bad.traj:1: not valid JSON"):
         list(load_sweagent_traj(bad))
-    bad.write_text(json.dumps({"history": []}))
-    with pytest.raises(InputError, match="missing the `trajectory` list"):
+    bad.write_text(json.dumps({"info": {}}))
+    with pytest.raises(InputError, match="missing the `trajectory` list and the `history` list"):
         list(load_sweagent_traj(bad))
     bad.write_text(json.dumps({"trajectory": [{"action": "ls", "observation": 3}]}))
     with pytest.raises(InputError, match=r"trajectory\[0\]\.observation"):

@@ -74,8 +74,10 @@ def test_no_false_positives_on_real_recordings(live, imported):
     for traj in (live, imported):
         for i in range(len(traj.turns)):
             assert failures(traj, i) == {}, (traj.id, i, traj.turns[i].action)
-    # The recordings exercise every verifier (so "no failures" means something).
-    assert checks_run(live) == {v.name for v in DOMAIN.verifiers()}
+    # The recordings exercise every verifier of awctl's tools (so "no failures" means something); the
+    # SWE-agent interface's verifiers are exercised by the foreign corpus (test_swe_foreign.py).
+    classic = {"swe.window_view", "swe.session_state", "swe.search_results"}
+    assert checks_run(live) == {v.name for v in DOMAIN.verifiers()} - classic
     assert {"swe.view_replay", "swe.old_str_rule", "swe.edit_replay", "swe.existence"} <= checks_run(imported)
 
 
