@@ -8,6 +8,7 @@ command -v dockerd >/dev/null || need+=(docker.io)
 [ -x /bin/busybox ] || need+=(busybox-static)
 [ -x /bin/bash-static ] || need+=(bash-static)
 command -v git >/dev/null || need+=(git)
+command -v chromium >/dev/null || need+=(chromium)
 if [ ${#need[@]} -eq 0 ]; then
   echo "system deps present"
   exit 0
