@@ -10,8 +10,14 @@ One canonical text per action, a JSON object with ``name`` then ``arguments`` (k
     {"name": "memory", "arguments": {"op": "set", "key": "answer", "value": "42"}}
     {"name": "memory", "arguments": {"op": "get" | "delete", "key": "answer"}}
     {"name": "memory", "arguments": {"op": "list"}}
+    {"name": "dict_memory", "arguments": {"action": "set", "key": "answer", "value": <any JSON value>}}
+    {"name": "dict_memory", "arguments": {"action": "get" | "delete", "key": "answer"}}
+    {"name": "dict_memory", "arguments": {"action": "list"}}
 
-``url`` is a string for one page and a list only for two or more (a one-element list becomes a string).
+``url`` is a string for one page and a list only for two or more (a one-element list becomes a string);
+AgentWorldBench's ``urls`` (always a list) is read as ``url``. ``memory`` (awctl's and the Qwen agents'
+scratchpad, values are text) and ``dict_memory`` (AgentWorldBench's, values are any JSON value) are two
+tools: each tool set has one of them.
 
 :meth:`SearchActionCodec.parse` also accepts the shapes agents commonly emit: an OpenAI tool call
 (``{"function": {"name": ..., "arguments": "<json string>"}}``), ``tool``/``args``/``parameters``/``input``
@@ -19,12 +25,16 @@ instead of ``name``/``arguments``, arguments as a JSON string, a ``<tool_call>..
 tool aliases (``search`` → ``web_search``; ``visit``/``open``/``fetch``/``browse``/``extract`` →
 ``web_extractor``), ``query`` (string or list) for ``queries``, ``url`` as a string or a list, operation
 aliases (``store``/``save``/``put`` → ``set``, ``read``/``recall`` → ``get``, ``remove``/``del`` →
-``delete``, ``keys`` → ``list``) and non-string memory values (stored as their compact JSON text). The Qwen
+``delete``, ``keys`` → ``list``; for dict_memory also ``op``/``operation`` for ``action``) and non-string
+``memory`` values (stored as their compact JSON text). The Qwen
 web agents' calls (``{"name": "search", "arguments": {"query": [...]}}`` and ``{"name": "visit",
 "arguments": {"url": ... , "goal": "..."}}``) are among these shapes.
 
-Observations: two layouts (``render`` writes each, ``parse`` reads both back)
------------------------------------------------------------------------------
+Observations: three layouts (``render`` writes each, ``parse`` reads them all back)
+----------------------------------------------------------------------------------
+Which layout a trajectory uses follows from the tool list its system prompt declares
+(:mod:`awctl_domains.search.toolsets`); every layout's text also names itself, so ``parse`` needs no context.
+
 **awctl layout** (the real env's default).
 
 web_search — one block per query, in the action's order; blocks and results separated by one blank line;
@@ -106,6 +116,57 @@ page``, ``Google search Timeout, ...``. Memory replies and ``Error:`` lines are 
 recorded), and for awctl-layout texts ``render`` writes. ``normalize`` maps both layouts to a form where
 trailing spaces, blank-line runs and the Qwen layout's optional spacing (blank line before a snippet,
 label text on the same line) no longer matter.
+
+**AgentWorldBench layout** (the ``web_search``, ``web_extractor`` and ``dict_memory`` tools of
+AgentWorldBench's search domain). The release's search prompt (``prompts/search/system_prompt.txt``) was not
+available when this was written; the layout below is built from the benchmark's description of its tools
+(numbered ``[1] <url>`` result blocks with a title and a snippet, page text in Markdown for a URL and a
+goal, a dict-like key-value memory) and is what awctl reads, writes and serves.
+
+web_search — one block per query, in the action's order, blocks and results separated by one blank line;
+results numbered from 1 in every block; the ``Published:`` line only when the engine gave a date::
+
+    Search results for "<query>":
+
+    [1] <url>
+    Title: <title>
+    Snippet: <snippet on one line>
+    Published: <date as the engine wrote it>
+
+    [2] <url>
+    ...
+
+    Search results for "<query 2>":
+
+    No results found.
+
+web_extractor — one page per requested URL, in the action's order, pages separated by one blank line; the
+``Goal:`` line only when the action's goal is not empty; the page is Markdown starting with its title as a
+``#`` heading (the whole page without a goal, the passages relevant to the goal with one); a page that could
+not be read is one ``Error: <reason>`` line::
+
+    ## Page 1: <url>
+    Goal: <goal>
+
+    # <title>
+
+    <markdown>
+
+    ## Page 2: <url>
+
+    Error: 404 Not Found
+
+dict_memory — one JSON object, as one ``json.dumps`` call writes it (compact, or indented by 2 or 4
+spaces; key order kept). ``status`` is ``ok`` or ``error``, ``action`` the call's action::
+
+    {"status": "ok", "action": "set", "key": "k", "previous": null}        (previous: the value replaced)
+    {"status": "ok", "action": "get", "key": "k", "value": <value>}
+    {"status": "ok", "action": "delete", "key": "k", "value": <the deleted value>}
+    {"status": "ok", "action": "list", "keys": ["a", "b"]}                 (insertion order, as a dict)
+    {"status": "error", "action": "get", "key": "k", "error": "key not found"}
+
+Whole-call failures are ``Error: <message>`` as in awctl's layout. ``render(parse(text)) == text`` byte for
+byte for every AgentWorldBench-layout text ``parse`` accepts.
 """
 
 from __future__ import annotations
@@ -118,8 +179,12 @@ from typing import Any
 from awctl.domain import ActionCodec, ObservationCodec
 from awctl.errors import CodecError
 
+from .awb_layout import parse_awb, render_awb
 from .observations import (
+    DictMemoryReply,
     ErrorReply,
+    ExtractedPage,
+    ExtractedPages,
     MemoryReply,
     Observation,
     PageExtract,
@@ -130,13 +195,14 @@ from .observations import (
     VisitReport,
 )
 from .qwen_layout import canonical_style, parse_qwen, render_qwen
+from .toolsets import awb_schema, qwen_schema
 
 __all__ = [
-    "ErrorReply", "MemoryReply", "Observation", "PageExtract", "QueryBlock", "SearchAction",
+    "DictMemoryReply", "ErrorReply", "ExtractedPage", "ExtractedPages", "MemoryReply", "Observation", "PageExtract", "QueryBlock", "SearchAction",
     "SearchActionCodec", "SearchObservationCodec", "SearchResult", "SearchResults", "VisitPage", "VisitReport",
 ]  # fmt: skip
 
-TOOLS = ("web_search", "web_extractor", "memory")
+TOOLS = ("web_search", "web_extractor", "memory", "dict_memory")
 MEMORY_OPS = ("set", "get", "delete", "list")
 MAX_QUERIES = 5
 MAX_URLS = 10
@@ -146,6 +212,7 @@ _TOOL_ALIASES = {
     "websearch": "web_search", "web_extractor": "web_extractor", "visit": "web_extractor",
     "open": "web_extractor", "fetch": "web_extractor", "browse": "web_extractor",
     "extract": "web_extractor", "open_url": "web_extractor", "memory": "memory",
+    "dict_memory": "dict_memory",
 }  # fmt: skip
 _OP_ALIASES = {
     "set": "set", "store": "set", "save": "set", "put": "set", "write": "set",
@@ -245,6 +312,10 @@ class SearchActionCodec(ActionCodec):
         return {"queries": queries}
 
     def _args_web_extractor(self, args: dict[str, Any]) -> dict[str, Any]:
+        if "urls" in args:  # AgentWorldBench's name for the same argument
+            if "url" in args:
+                raise CodecError('give "url" or "urls", not both', where="action.arguments")
+            args["url"] = args.pop("urls")
         self._reject_extra(args, {"url", "goal"}, "web_extractor")
         url = args.get("url")
         if isinstance(url, list) and len(url) == 1:
@@ -294,6 +365,34 @@ class SearchActionCodec(ActionCodec):
             raise CodecError(f"{canonical} takes no value", where="action.arguments.value")
         return {"op": canonical, "key": key}
 
+    def _args_dict_memory(self, args: dict[str, Any]) -> dict[str, Any]:
+        for alias in ("op", "operation"):
+            if alias in args and "action" not in args:
+                args["action"] = args.pop(alias)
+        self._reject_extra(args, {"action", "key", "value"}, "dict_memory")
+        op = args.get("action")
+        canonical = _OP_ALIASES.get(op.strip().lower()) if isinstance(op, str) else None
+        if canonical is None:
+            raise CodecError(
+                f"unknown dict_memory action {op!r}",
+                where="action.arguments.action",
+                hint=f"one of {MEMORY_OPS}",
+            )
+        if canonical == "list":
+            if set(args) - {"action"}:
+                raise CodecError("list takes no key or value", where="action.arguments")
+            return {"action": "list"}
+        key = args.get("key")
+        if not isinstance(key, str) or not key.strip() or "\n" in key:
+            raise CodecError("needs a one-line, non-empty key string", where="action.arguments.key")
+        if canonical == "set":
+            if "value" not in args:
+                raise CodecError("set needs a value", where="action.arguments.value")
+            return {"action": "set", "key": key, "value": args["value"]}
+        if "value" in args:
+            raise CodecError(f"{canonical} takes no value", where="action.arguments.value")
+        return {"action": canonical, "key": key}
+
     def render(self, action: SearchAction) -> str:
         return json.dumps({"name": action.name, "arguments": action.arguments}, ensure_ascii=False)
 
@@ -302,6 +401,14 @@ class SearchActionCodec(ActionCodec):
             return self.parse(text).name
         except CodecError:
             return "invalid"
+
+    def schema_for(self, layout: str) -> str:
+        """The action-space text (tool list) of sessions in ``layout``: awctl, qwen or awb."""
+        if layout == "awb":
+            return awb_schema(MAX_QUERIES)
+        if layout == "qwen":
+            return qwen_schema(MAX_QUERIES)
+        return self.schema()
 
     def schema(self) -> str:
         return (
@@ -329,7 +436,8 @@ class SearchObservationCodec(ObservationCodec):
     """Renders and parses the layouts in the module docstring; ``parse`` errors name the line.
 
     Which layout ``render`` writes follows the observation: a :class:`SearchResults` with ``layout="qwen"``,
-    a :class:`VisitReport` and a ``verbatim`` :class:`ErrorReply` are written in the Qwen layout.
+    a :class:`VisitReport` and a ``verbatim`` :class:`ErrorReply` are written in the Qwen layout; one with
+    ``layout="awb"``, :class:`ExtractedPages` and :class:`DictMemoryReply` in the AgentWorldBench layout.
     """
 
     def render(self, observation: Observation) -> str:
@@ -339,6 +447,10 @@ class SearchObservationCodec(ObservationCodec):
             isinstance(observation, SearchResults) and observation.layout == "qwen"
         ):
             return render_qwen(observation)
+        if isinstance(observation, (ExtractedPages, DictMemoryReply)) or (
+            isinstance(observation, SearchResults) and observation.layout == "awb"
+        ):
+            return render_awb(observation)
         if isinstance(observation, SearchResults):
             blocks = []
             for i, block in enumerate(observation.blocks, 1):
@@ -379,6 +491,9 @@ class SearchObservationCodec(ObservationCodec):
         if qwen is not None:
             return qwen
         text = text.strip("\n")
+        awb = parse_awb(text)
+        if awb is not None:
+            return awb
         if text.startswith("Error:"):
             return ErrorReply(text[len("Error:") :].strip())
         if text.startswith("Memory:"):
@@ -391,8 +506,9 @@ class SearchObservationCodec(ObservationCodec):
         raise CodecError(
             f"unrecognised observation starting {first[:60]!r}",
             where="observation line 1",
-            hint="search results start 'Query 1:' (or \"A Google search for '...'\"), pages 'URL:' (or 'The "
-            "useful information in ...'), memory replies 'Memory:', errors 'Error:'",
+            hint="search results start 'Query 1:' (or \"A Google search for '...'\", 'Search results for \"...\":'), "
+            "pages 'URL:' (or 'The useful information in ...', '## Page 1: '), memory replies 'Memory:' (or a "
+            "dict_memory JSON object), errors 'Error:'",
         )
 
     @staticmethod
@@ -493,6 +609,13 @@ class SearchObservationCodec(ObservationCodec):
             parsed = None
         if isinstance(parsed, (SearchResults, VisitReport)):
             text = render_qwen(canonical_style(parsed))
+        elif text.lstrip().startswith("{"):
+            try:
+                reply = parse_awb(text.strip())
+            except CodecError:
+                reply = None
+            if isinstance(reply, DictMemoryReply):  # JSON spacing carries no meaning
+                return render_awb(DictMemoryReply(reply.payload))
         lines = [line.rstrip() for line in text.strip().splitlines()]
         out: list[str] = []
         for line in lines:

@@ -1,4 +1,4 @@
-"""Structured search-domain observations, shared by both text layouts (see :mod:`awctl_domains.search.codec`).
+"""Structured search-domain observations, shared by the text layouts (see :mod:`awctl_domains.search.codec`).
 
 Fields that only one layout writes have defaults, so code building an awctl-layout observation never
 names them. Fields marked *style* record how a Qwen-layout text was spaced, so that rendering a parsed
@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-Layout = Literal["awctl", "qwen"]
-LAYOUTS: tuple[str, ...] = ("awctl", "qwen")
+Layout = Literal["awctl", "qwen", "awb"]
+#: awctl's own layout, the Qwen web agents' layout, and AgentWorldBench's search tool set.
+LAYOUTS: tuple[str, ...] = ("awctl", "qwen", "awb")
 
 
 @dataclass(frozen=True)
@@ -120,4 +121,73 @@ class ErrorReply:
     verbatim: bool = False
 
 
-Observation = SearchResults | PageExtract | VisitReport | MemoryReply | ErrorReply
+@dataclass(frozen=True)
+class ExtractedPage:
+    """One page of an AgentWorldBench web_extractor answer.
+
+    ``title`` is the page's Markdown heading and ``body`` the Markdown after it (the whole page, or with a
+    ``goal`` the passages relevant to it); a page that could not be read has ``error`` set and no title.
+    """
+
+    url: str
+    title: str | None
+    body: str
+    goal: str | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class ExtractedPages:
+    """An AgentWorldBench web_extractor answer: one :class:`ExtractedPage` per requested URL, in order."""
+
+    pages: tuple[ExtractedPage, ...]
+
+
+@dataclass(frozen=True)
+class DictMemoryReply:
+    """An AgentWorldBench dict_memory reply: a JSON object (``payload``, key order kept).
+
+    Every reply has ``status`` ("ok" | "error") and ``action`` (set | get | delete | list); see the
+    codec's docstring for the other keys. *Style*: ``indent``, ``ensure_ascii`` and ``compact`` record
+    how the JSON was written so rendering gives the text back byte for byte.
+    """
+
+    payload: dict[str, object]
+    indent: int | None = None
+    ensure_ascii: bool = False
+    compact: bool = False
+
+    @property
+    def status(self) -> str:
+        return str(self.payload.get("status"))
+
+    @property
+    def action(self) -> str:
+        return str(self.payload.get("action"))
+
+    @property
+    def key(self) -> str | None:
+        key = self.payload.get("key")
+        return key if isinstance(key, str) else None
+
+
+def layouts_of(obs: object) -> frozenset[str] | None:
+    """The layouts an observation can belong to; None for layout-neutral ones (``Error:`` lines)."""
+    if isinstance(obs, SearchResults):
+        return frozenset({obs.layout})
+    if isinstance(obs, PageExtract):
+        return frozenset({"awctl"})
+    if isinstance(obs, VisitReport):
+        return frozenset({"qwen"})
+    if isinstance(obs, (ExtractedPages, DictMemoryReply)):
+        return frozenset({"awb"})
+    if isinstance(obs, MemoryReply):
+        return frozenset({"awctl", "qwen"})  # both layouts answer memory the same way
+    if isinstance(obs, ErrorReply) and obs.verbatim:
+        return frozenset({"qwen"})
+    return None
+
+
+Observation = (
+    SearchResults | PageExtract | VisitReport | MemoryReply | ErrorReply | ExtractedPages | DictMemoryReply
+)
