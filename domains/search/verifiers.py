@@ -5,18 +5,35 @@ prediction as well as a recording) and returns ``None`` when it does not apply t
 observations (``Error: ...``: rate limits, timeouts, 404s, and the Qwen tools' own failure texts) are
 legitimate answers to any action and are left alone by every check except ``observation_parses``.
 
-Both observation layouts of :mod:`awctl_domains.search.codec` are checked. Numbering convention checked by
-``search_numbering``: result numbers restart at 1 in every query block. What differs in the Qwen layout:
+Every expectation comes from the trajectory: the layout from the tool list its system prompt declares
+(:mod:`awctl_domains.search.toolsets`), or, where the tool list names none, from the layout the
+observations are written in and the layout of the earlier ones; consistency from earlier results and
+earlier memory calls. A trajectory whose tool list is mixed (tools of two layouts) or unknown (no search
+tool) says nothing checkable: every verifier abstains on it. A failure names the observation line (where
+there is one) and what was expected.
 
-* its blocks carry no numbers, and a block may be the tools' no-results or timeout text instead of a list
-  (its query, when it names one, must still be the action's query at that position);
-* ``Date published:`` and ``Source:`` lines are optional and the snippet may be absent (the engine gives
-  them or not), so ``search_fields_present`` asks only for a title and a URL, and for a value on every
-  label line present; dates are the engine's free text, so ``dates_valid`` accepts the usual written
-  forms (ISO, "Mar 3, 2024", "3 March 2024", RFC 2822, "5 days ago", "2024年3月5日") rather than only ISO;
-* a trajectory without a ``top_k`` in its metadata is held to the tools' 10 results per query;
-* a visit's evidence and summary are written by an LLM, so ``extract_consistent_with_search`` has nothing
-  exact to compare and does not apply; ``extract_matches_action`` checks its URLs and goal.
+All three layouts of :mod:`awctl_domains.search.codec` are checked. Numbering convention checked by
+``search_numbering``: result numbers restart at 1 in every query block. What differs per layout:
+
+* Qwen: blocks carry no numbers, and a block may be the tools' no-results or timeout text instead of a
+  list (its query, when it names one, must still be the action's query at that position);
+  ``Date published:`` and ``Source:`` lines are optional and the snippet may be absent, so
+  ``search_fields_present`` asks only for a title and a URL, and for a value on every label line present;
+  dates are the engine's free text, so ``dates_valid`` accepts the usual written forms (ISO, "Mar 3,
+  2024", "3 March 2024", RFC 2822, "5 days ago", "2024年3月5日") rather than only ISO; a trajectory without
+  a ``top_k`` in its metadata is held to the tools' 10 results per query; a visit's evidence and summary
+  are written by an LLM, so ``extract_consistent_with_search`` has nothing exact to compare and does not
+  apply; ``extract_matches_action`` checks its URLs and goal.
+* AgentWorldBench: blocks state no count and the tool's top-k is not in the trajectory, so
+  ``search_result_count`` checks one block per query in order (and a top-k only where the metadata gives
+  one); ``Published:`` is optional and free text like the Qwen dates; a page's title is the page's own
+  heading, which engines often shorten, so only the snippet is held against the page.
+* ``extract_consistent_with_search`` (awctl and AgentWorldBench pages): a page read after a search must not
+  contradict the snippet that result gave (:mod:`awctl_domains.search.snippets`); awctl pages also keep the
+  result's title and date.
+* ``memory_replay`` replays earlier ``memory``/``dict_memory`` calls: a key's value is known from the calls
+  that wrote or deleted it (or an earlier read of it); other keys count as absent only where the system
+  prompt says memory starts empty, else the check abstains on them.
 """
 
 from __future__ import annotations
@@ -24,6 +41,7 @@ from __future__ import annotations
 import datetime as _dt
 import email.utils
 import re
+from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -31,7 +49,9 @@ from awctl.domain import TurnContext, Verifier, VerifyResult, verifier
 from awctl.errors import CodecError
 
 from .codec import (
+    DictMemoryReply,
     ErrorReply,
+    ExtractedPages,
     MemoryReply,
     PageExtract,
     SearchAction,
@@ -41,53 +61,105 @@ from .codec import (
     VisitReport,
 )
 from .engine import DEFAULT_TOP_K, words
-from .env import MemoryStore
+from .observations import layouts_of as obs_layouts
+from .snippets import snippet_contradiction
+from .toolsets import ToolSet, memory_starts_empty, tool_set
 
 _ACTIONS = SearchActionCodec()
 _OBS = SearchObservationCodec()
 _EXPECTED_KIND: dict[str, tuple[type, ...]] = {
     "web_search": (SearchResults,),
-    "web_extractor": (PageExtract, VisitReport),
+    "web_extractor": (PageExtract, VisitReport, ExtractedPages),
     "memory": (MemoryReply,),
+    "dict_memory": (DictMemoryReply,),
 }
 QWEN_TOP_K = 10  # the Qwen tools' search returns the engine's first page: 10 results
+_LAYOUT_NAMES = {
+    "awctl": "awctl's layout ('Query 1:' / 'URL:' / 'Memory:')",
+    "qwen": "the Qwen web-agent layout (\"A Google search for '...'\" / 'The useful information in ...')",
+    "awb": "the AgentWorldBench layout ('Search results for \"...\":' / '## Page 1:' / dict_memory JSON)",
+}
+
+
+@lru_cache(maxsize=4096)
+def _parse(text: str) -> Any:
+    """The parsed observation (frozen objects: safe to share), or the CodecError parsing raised."""
+    try:
+        return _OBS.parse(text)
+    except CodecError as exc:
+        return exc
+
+
+@lru_cache(maxsize=4096)
+def _parse_action(text: str) -> SearchAction | None:
+    try:
+        return _ACTIONS.parse(text)
+    except CodecError:
+        return None
 
 
 def _action(ctx: TurnContext) -> SearchAction | None:
-    if "action" not in ctx.state:
-        try:
-            ctx.state["action"] = _ACTIONS.parse(ctx.action)
-        except CodecError:
-            ctx.state["action"] = None
-    return ctx.state["action"]
+    return _parse_action(ctx.action)
 
 
 def _observation(ctx: TurnContext) -> Any:
     """The parsed candidate observation, or the CodecError raised parsing it."""
-    if "obs" not in ctx.state:
-        try:
-            ctx.state["obs"] = _OBS.parse(ctx.observation)
-        except CodecError as exc:
-            ctx.state["obs"] = exc
-    return ctx.state["obs"]
+    return _parse(ctx.observation)
+
+
+def _tools(ctx: TurnContext) -> ToolSet:
+    if "toolset" not in ctx.state:
+        ctx.state["toolset"] = tool_set(ctx.system)
+    return ctx.state["toolset"]
 
 
 def _typed(ctx: TurnContext, kind: type) -> Any:
+    if _tools(ctx).abstain:
+        return None
     obs = _observation(ctx)
     return obs if isinstance(obs, kind) else None
 
 
-def _top_k(ctx: TurnContext, obs: SearchResults) -> int:
-    # A trajectory recorded with another top-k says so in its metadata (the recorder writes it).
-    default = QWEN_TOP_K if obs.layout == "qwen" else DEFAULT_TOP_K
-    return int(ctx.trajectory.metadata.get("top_k", default))
+def _line(text: str, needle: str, start: int = 0) -> int | None:
+    """The 1-based line of ``text`` where ``needle`` first occurs at or after ``start``."""
+    at = text.find(needle, start)
+    return None if at < 0 else text.count("\n", 0, at) + 1
+
+
+def _at(text: str, needle: str) -> str:
+    line = _line(text, needle)
+    return f"line {line}: " if line else ""
+
+
+def _expected_layouts(ctx: TurnContext) -> tuple[frozenset[str] | None, str]:
+    """The layouts this turn's observation may be in, and why: the declared tool set, else the layouts
+    the earlier observations have in common (None: nothing established yet)."""
+    tools = _tools(ctx)
+    if tools.status == "declared":
+        return frozenset(
+            {tools.layout}
+        ), f"the tool list declares the {tools.layout} tool set ({tools.detail})"
+    common: frozenset[str] | None = None
+    why = ""
+    for n, turn in enumerate(ctx.history, 1):
+        lay = obs_layouts(_parse(turn.observation))
+        if lay is None:
+            continue
+        common = lay if common is None else common & lay
+        if not common:
+            return None, ""  # the earlier turns disagree already: nothing to hold this one to
+        why = f"turn {n}'s and earlier observations are in that layout"
+    return (common, why) if common else (None, "")
 
 
 @verifier(
     "observation_parses",
-    "the observation parses, and has the kind the action's tool returns (or is an error)",
+    "the observation parses, has the kind the action's tool returns (or is an error), and is in the layout "
+    "the tool list (else the earlier observations) establishes",
 )
-def observation_parses(ctx: TurnContext) -> VerifyResult:
+def observation_parses(ctx: TurnContext) -> VerifyResult | None:
+    if _tools(ctx).abstain:
+        return None
     obs = _observation(ctx)
     if isinstance(obs, CodecError):
         return VerifyResult("observation_parses", False, obs.message)
@@ -97,11 +169,41 @@ def observation_parses(ctx: TurnContext) -> VerifyResult:
         return VerifyResult(
             "observation_parses", ok, "" if ok else "an invalid action must get an Error: reply"
         )
-    if isinstance(obs, (ErrorReply, *_EXPECTED_KIND[action.name])):
-        return VerifyResult("observation_parses", True)
-    return VerifyResult(
-        "observation_parses", False, f"{action.name} returned a {type(obs).__name__} observation"
-    )
+    if not isinstance(obs, (ErrorReply, *_EXPECTED_KIND[action.name])):
+        return VerifyResult(
+            "observation_parses", False, f"{action.name} returned a {type(obs).__name__} observation"
+        )
+    layouts, why = _expected_layouts(ctx)
+    got = obs_layouts(obs)
+    if layouts is not None and got is not None and not layouts & got:
+        want = " or ".join(_LAYOUT_NAMES[x] for x in sorted(layouts))
+        return VerifyResult(
+            "observation_parses", False,
+            f"line 1: expected {want}, as {why}; the observation is in {_LAYOUT_NAMES[min(got)]}",
+        )  # fmt: skip
+    return VerifyResult("observation_parses", True)
+
+
+def _result_line(text: str, obs: SearchResults, b: int, n: int) -> int | None:
+    """The observation line of block ``b``'s ``n``-th result (both 1-based) as written."""
+    block = obs.blocks[b - 1]
+    number = block.numbers[n - 1] if block.numbers else n
+    r = block.results[n - 1]
+    if obs.layout == "qwen":
+        needle = f"{number}. [{r.title}]({r.url})"
+    else:
+        needle = f"[{number}] {r.url}"
+    start = 0
+    for earlier in obs.blocks[: b - 1]:  # skip past earlier blocks that may list the same URL
+        for e in earlier.results:
+            found = text.find(e.url, start)
+            start = found + 1 if found >= 0 else start
+    return _line(text, needle, start)
+
+
+def _where(text: str, obs: SearchResults, b: int, n: int) -> str:
+    line = _result_line(text, obs, b, n)
+    return f"line {line}: " if line else ""
 
 
 @verifier(
@@ -116,10 +218,20 @@ def search_numbering(ctx: TurnContext) -> VerifyResult | None:
         return VerifyResult("search_numbering", False, f"query blocks numbered {list(obs.block_numbers)}")
     for b, block in enumerate(obs.blocks, 1):
         if list(block.numbers) != list(range(1, len(block.results) + 1)):
+            bad = next(n for n, got in enumerate(block.numbers, 1) if got != n)
             return VerifyResult(
-                "search_numbering", False, f"query {b}: results numbered {list(block.numbers)}, expected 1..n"
-            )
+                "search_numbering", False,
+                f"{_where(ctx.observation, obs, b, bad)}query {b}: results numbered {list(block.numbers)}, "
+                f"expected 1..{len(block.results)} (result {bad} is numbered {block.numbers[bad - 1]})",
+            )  # fmt: skip
     return VerifyResult("search_numbering", True)
+
+
+def _top_k(ctx: TurnContext, obs: SearchResults) -> int | None:
+    # A trajectory recorded with another top-k says so in its metadata (the recorder writes it).
+    if "top_k" in ctx.trajectory.metadata:
+        return int(ctx.trajectory.metadata["top_k"])
+    return {"qwen": QWEN_TOP_K, "awctl": DEFAULT_TOP_K}.get(obs.layout)
 
 
 @verifier(
@@ -133,13 +245,13 @@ def search_result_count(ctx: TurnContext) -> VerifyResult | None:
         return None
     k = _top_k(ctx, obs)
     for b, block in enumerate(obs.blocks, 1):
-        if block.notice is None and block.declared != len(block.results):
+        if block.notice is None and block.declared is not None and block.declared != len(block.results):
             return VerifyResult(
                 "search_result_count",
                 False,
                 f"query {b}: says {block.declared} results, lists {len(block.results)}",
             )
-        if len(block.results) > k:
+        if k is not None and len(block.results) > k:
             return VerifyResult(
                 "search_result_count", False, f"query {b}: {len(block.results)} results > top-k {k}"
             )
@@ -158,8 +270,8 @@ def search_result_count(ctx: TurnContext) -> VerifyResult | None:
 
 @verifier(
     "search_fields_present",
-    "every result has a URL and a non-empty title; awctl results also a Snippet and a Date, Qwen results a "
-    "value on each Date published:/Source: line they have",
+    "every result has a URL and a non-empty title; awctl results also a Snippet and a Date, Qwen and "
+    "AgentWorldBench results a value on each date/source line they have",
 )
 def search_fields_present(ctx: TurnContext) -> VerifyResult | None:
     obs = _typed(ctx, SearchResults)
@@ -174,11 +286,17 @@ def search_fields_present(ctx: TurnContext) -> VerifyResult | None:
                     for name, v in (("Date published", r.date), ("Source", r.source))
                     if v is not None
                 ]
+            elif obs.layout == "awb":
+                fields = [("Title", r.title), ("URL", r.url)]
+                fields += [("Published", r.date)] if r.date is not None else []
             else:
                 fields = [("Title", r.title), ("Snippet", r.snippet), ("Date", r.date)]
             empty = [name for name, v in fields if not (v or "").strip()]
             if empty:
-                return VerifyResult("search_fields_present", False, f"query {b} result [{n}]: empty {empty}")
+                return VerifyResult(
+                    "search_fields_present", False,
+                    f"{_where(ctx.observation, obs, b, n)}query {b} result [{n}]: empty {empty}",
+                )  # fmt: skip
     return VerifyResult("search_fields_present", True)
 
 
@@ -192,6 +310,8 @@ def _url_ok(url: str) -> bool:
 
 @verifier("urls_valid", "every result URL and page URL is an http(s) URL with a host")
 def urls_valid(ctx: TurnContext) -> VerifyResult | None:
+    if _tools(ctx).abstain:
+        return None
     obs = _observation(ctx)
     if isinstance(obs, SearchResults):
         urls = [r.url for block in obs.blocks for r in block.results]
@@ -199,10 +319,18 @@ def urls_valid(ctx: TurnContext) -> VerifyResult | None:
         urls = [obs.url]
     elif isinstance(obs, VisitReport):
         urls = [p.url for p in obs.pages if p.url is not None]
+    elif isinstance(obs, ExtractedPages):
+        urls = [p.url for p in obs.pages]
     else:
         return None
     bad = [u for u in urls if not _url_ok(u)]
-    return VerifyResult("urls_valid", not bad, f"malformed URL(s): {bad}" if bad else "")
+    if not bad:
+        return VerifyResult("urls_valid", True)
+    return VerifyResult(
+        "urls_valid",
+        False,
+        f"{_at(ctx.observation, bad[0])}malformed URL(s): {bad}, expected http(s)://<host>...",
+    )
 
 
 def _date_ok(value: str) -> bool:
@@ -253,31 +381,32 @@ def _loose_date_ok(value: str) -> bool:
         return False
 
 
-def _date_ok(value: str) -> bool:
-    try:
-        return len(value) == 10 and _dt.date.fromisoformat(value).isoformat() == value
-    except ValueError:
-        return False
-
-
 @verifier(
     "dates_valid",
-    "every awctl Date is a real calendar date written YYYY-MM-DD; every Qwen 'Date published' a real date in "
-    "a form engines write",
+    "every awctl Date is a real calendar date written YYYY-MM-DD; every Qwen 'Date published' and "
+    "AgentWorldBench 'Published' a real date in a form engines write",
 )
 def dates_valid(ctx: TurnContext) -> VerifyResult | None:
+    if _tools(ctx).abstain:
+        return None
     obs = _observation(ctx)
     if isinstance(obs, SearchResults):
         dates = [r.date for block in obs.blocks for r in block.results if r.date is not None]
-        ok = _loose_date_ok if obs.layout == "qwen" else _date_ok
-        if obs.layout == "qwen" and not dates:
+        loose = obs.layout in ("qwen", "awb")
+        ok = _loose_date_ok if loose else _date_ok
+        if loose and not dates:
             return None
     elif isinstance(obs, PageExtract):
         dates, ok = [obs.date], _date_ok
     else:
         return None
     bad = [d for d in dates if not ok(d)]
-    return VerifyResult("dates_valid", not bad, f"bad date(s): {bad}" if bad else "")
+    if not bad:
+        return VerifyResult("dates_valid", True)
+    form = "a real date in a form engines write" if ok is _loose_date_ok else "a real date written YYYY-MM-DD"
+    return VerifyResult(
+        "dates_valid", False, f"{_at(ctx.observation, bad[0])}bad date(s): {bad}, expected {form}"
+    )
 
 
 @verifier(
@@ -285,8 +414,11 @@ def dates_valid(ctx: TurnContext) -> VerifyResult | None:
     "a page extract / visit is of the URL(s) the action asked for, with the action's goal",
 )
 def extract_matches_action(ctx: TurnContext) -> VerifyResult | None:
+    if _tools(ctx).abstain:
+        return None
     obs, action = _observation(ctx), _action(ctx)
-    if action is None or action.name != "web_extractor" or not isinstance(obs, (PageExtract, VisitReport)):
+    kinds = (PageExtract, VisitReport, ExtractedPages)
+    if action is None or action.name != "web_extractor" or not isinstance(obs, kinds):
         return None
     asked = action.arguments["url"]
     goal = action.arguments.get("goal")
@@ -294,77 +426,121 @@ def extract_matches_action(ctx: TurnContext) -> VerifyResult | None:
         want = asked.split("#", 1)[0] if isinstance(asked, str) else asked
         if obs.url != want:
             return VerifyResult(
-                "extract_matches_action", False, f"page is {obs.url}, the action asked for {want}"
+                "extract_matches_action", False, f"line 1: page is {obs.url}, the action asked for {want}"
             )
         if obs.goal != goal:
             return VerifyResult(
-                "extract_matches_action", False, f"Goal line {obs.goal!r} differs from the action's"
+                "extract_matches_action", False, f"Goal line {obs.goal!r} differs from the action's {goal!r}"
             )
         return VerifyResult("extract_matches_action", True)
+    if isinstance(obs, ExtractedPages):
+        want_urls = asked if isinstance(asked, list) else [asked]
+        got_urls = [p.url for p in obs.pages]
+        if got_urls != want_urls:
+            return VerifyResult(
+                "extract_matches_action", False,
+                f"pages are {got_urls} in that order, the action asked for {want_urls}",
+            )  # fmt: skip
+        for n, page in enumerate(obs.pages, 1):
+            if page.goal != goal:
+                return VerifyResult(
+                    "extract_matches_action", False,
+                    f"{_at(ctx.observation, f'## Page {n}: ')}page {n}: goal {page.goal!r}, the action's is "
+                    f"{goal!r} (a Goal: line only when the action has a goal)",
+                )  # fmt: skip
+        return VerifyResult("extract_matches_action", True)
     # The Qwen tools may fetch several URLs in parallel, so pages may come in any order.
-    want_urls = sorted(asked if isinstance(asked, list) else [asked])
-    got_urls = sorted(p.url or "?" for p in obs.pages)
-    if got_urls != want_urls:
+    want_sorted = sorted(asked if isinstance(asked, list) else [asked])
+    got_sorted = sorted(p.url or "?" for p in obs.pages)
+    if got_sorted != want_sorted:
         return VerifyResult(
-            "extract_matches_action", False, f"pages are {got_urls}, the action asked for {want_urls}"
+            "extract_matches_action", False, f"pages are {got_sorted}, the action asked for {want_sorted}"
         )
     for page in obs.pages:
         if page.notice is None and page.goal != goal:
             return VerifyResult(
                 "extract_matches_action",
                 False,
-                f"page {page.url}: goal {page.goal!r}, the action's is {goal!r}",
+                f"{_at(ctx.observation, f'in {page.url} for user goal')}page {page.url}: goal {page.goal!r}, "
+                f"the action's is {goal!r}",
             )
     return VerifyResult("extract_matches_action", True)
 
 
-def _earlier_results(ctx: TurnContext) -> dict[str, list[Any]]:
-    """URL -> the results that listed it in earlier turns' (parseable) search observations."""
+def earlier_results(ctx: TurnContext) -> dict[str, list[tuple[int, Any]]]:
+    """URL -> ``(turn number, result)`` for every result that listed it in earlier turns' searches."""
     if "earlier" not in ctx.state:
-        seen: dict[str, list[Any]] = {}
-        for turn in ctx.history:
-            try:
-                obs = _OBS.parse(turn.observation)
-            except CodecError:
-                continue
+        seen: dict[str, list[tuple[int, Any]]] = {}
+        for n, turn in enumerate(ctx.history, 1):
+            obs = _parse(turn.observation)
             if isinstance(obs, SearchResults):
                 for block in obs.blocks:
                     for r in block.results:
-                        seen.setdefault(r.url, []).append(r)
+                        seen.setdefault(r.url, []).append((n, r))
         ctx.state["earlier"] = seen
     return ctx.state["earlier"]
 
 
+def _contradiction(ctx: TurnContext, url: str, page_text: str, page_line: int) -> VerifyResult | None:
+    for n, r in earlier_results(ctx).get(url, []):
+        found = snippet_contradiction(r.snippet, page_text) if r.snippet else None
+        if found is not None:
+            return VerifyResult(
+                "extract_consistent_with_search", False,
+                f"page {url} (from line {page_line}) says {found.page_says!r} where turn {n}'s search snippet "
+                f"for it says {found.said!r}; expected the snippet's words: {found.fragment[:120]!r}",
+            )  # fmt: skip
+    return None
+
+
 @verifier(
     "extract_consistent_with_search",
-    "an extract keeps the title and date an earlier result gave its URL, and contains that result's snippet words",
+    "a page read after a search does not contradict that result's snippet; awctl pages also keep its title "
+    "and date and contain every snippet word",
 )
 def extract_consistent_with_search(ctx: TurnContext) -> VerifyResult | None:
-    obs = _typed(ctx, PageExtract)
-    if obs is None:
+    if _tools(ctx).abstain:
         return None
-    earlier = _earlier_results(ctx).get(obs.url)
+    obs = _observation(ctx)
+    if isinstance(obs, ExtractedPages):
+        pages = [
+            (n, p) for n, p in enumerate(obs.pages, 1) if p.error is None and p.url in earlier_results(ctx)
+        ]
+        if not pages:
+            return None
+        for n, page in pages:
+            line = _line(ctx.observation, f"## Page {n}: ") or 1
+            bad = _contradiction(ctx, page.url, f"# {page.title}\n\n{page.body}", line)
+            if bad is not None:
+                return bad
+        return VerifyResult("extract_consistent_with_search", True)
+    if not isinstance(obs, PageExtract):
+        return None
+    earlier = earlier_results(ctx).get(obs.url)
     if not earlier:
         return None
     body_words = set(words(obs.body)) | set(words(obs.title))
-    for r in earlier:
+    for n, r in earlier:
         if r.title != obs.title:
             return VerifyResult(
-                "extract_consistent_with_search", False, f"title {obs.title!r} but search said {r.title!r}"
-            )
+                "extract_consistent_with_search", False,
+                f"line 2: title {obs.title!r} but turn {n}'s search said {r.title!r}",
+            )  # fmt: skip
         if r.date is not None and r.date != obs.date:
             return VerifyResult(
-                "extract_consistent_with_search", False, f"date {obs.date} but search said {r.date}"
-            )
+                "extract_consistent_with_search", False,
+                f"line 3: date {obs.date} but turn {n}'s search said {r.date}",
+            )  # fmt: skip
         if obs.goal is None:  # a goal-filtered extract shows only some passages
             missing = sorted(set(words(r.snippet)) - body_words)
             if missing:
                 return VerifyResult(
                     "extract_consistent_with_search",
                     False,
-                    f"snippet words missing from the page: {missing[:8]}",
+                    f"snippet words of turn {n}'s result missing from the page: {missing[:8]}",
                 )
-    return VerifyResult("extract_consistent_with_search", True)
+    bad = _contradiction(ctx, obs.url, f"{obs.title}\n\n{obs.body}", 1)
+    return bad or VerifyResult("extract_consistent_with_search", True)
 
 
 @verifier(
@@ -375,41 +551,180 @@ def search_results_consistent(ctx: TurnContext) -> VerifyResult | None:
     obs = _typed(ctx, SearchResults)
     if obs is None:
         return None
-    earlier = _earlier_results(ctx)
+    earlier = earlier_results(ctx)
     current: dict[str, Any] = {}
-    for block in obs.blocks:
-        for r in block.results:
-            for prev in [*earlier.get(r.url, []), *([current[r.url]] if r.url in current else [])]:
+    for b, block in enumerate(obs.blocks, 1):
+        for n, r in enumerate(block.results, 1):
+            prevs = [*earlier.get(r.url, []), *([("this", current[r.url])] if r.url in current else [])]
+            for turn, prev in prevs:
                 # Engines show a date for a page on some queries and not others (Qwen layout).
                 dates_differ = None not in (prev.date, r.date) and prev.date != r.date
                 if prev.title != r.title or dates_differ:
+                    where = "this turn" if turn == "this" else f"turn {turn}"
                     return VerifyResult(
                         "search_results_consistent", False,
-                        f"{r.url}: now {r.title!r} ({r.date}), earlier {prev.title!r} ({prev.date})",
+                        f"{_where(ctx.observation, obs, b, n)}{r.url}: now {r.title!r} ({r.date}), expected "
+                        f"{prev.title!r} ({prev.date}) as in {where}",
                     )  # fmt: skip
             current[r.url] = r
     return VerifyResult("search_results_consistent", True)
 
 
-@verifier("memory_replay", "a memory reply equals what replaying every earlier memory action gives, exactly")
+_ABSENT = object()
+
+
+class _Known:
+    """What the trajectory so far establishes about one memory tool's store (see the module docstring)."""
+
+    def __init__(self, starts_empty: bool) -> None:
+        self.complete = starts_empty
+        self.values: dict[str, Any] = {}  # key -> value or _ABSENT; present keys in insertion order
+        self.origin: dict[str, int] = {}  # key -> the turn that established its value
+        self.order_known = True
+
+    def lookup(self, key: str) -> tuple[bool, Any]:
+        if key in self.values:
+            return True, self.values[key]
+        return self.complete, _ABSENT
+
+    def set(self, key: str, value: Any, turn: int) -> None:
+        if self.values.get(key, _ABSENT) is _ABSENT:
+            self.values.pop(key, None)  # a new key goes to the end, as in a dict
+        self.values[key] = value
+        self.origin[key] = turn
+
+    def absent(self, key: str, turn: int) -> None:
+        self.values.pop(key, None)
+        self.values[key] = _ABSENT
+        self.origin[key] = turn
+
+    def learn(self, key: str, value: Any, turn: int) -> None:
+        """A read showed ``key``'s value (or its absence) where nothing earlier established it."""
+        if key in self.values or self.complete:
+            return
+        if value is not _ABSENT:
+            self.order_known = False  # where it sits among the keys is not known
+        self.values[key] = value
+        self.origin[key] = turn
+
+    def present(self) -> list[str]:
+        return [k for k, v in self.values.items() if v is not _ABSENT]
+
+    def why(self, key: str) -> str:
+        turn = self.origin.get(key)
+        return f"as of turn {turn}" if turn else "memory starts empty"
+
+
+def _replay(ctx: TurnContext, tool: str) -> _Known:
+    known = _Known(memory_starts_empty(ctx.system))
+    for n, turn in enumerate(ctx.history, 1):
+        prev = _parse_action(turn.action)
+        if prev is None or prev.name != tool:
+            continue
+        reply = _parse(turn.observation)
+        if isinstance(reply, (ErrorReply, CodecError)):
+            continue  # an action answered with an error did not touch memory
+        args = prev.arguments
+        op = args.get("op", args.get("action"))
+        key = args.get("key")
+        if isinstance(reply, DictMemoryReply) and reply.status == "error" and op == "set":
+            continue  # a refused write changed nothing
+        if op == "set":
+            known.set(key, args["value"], n)
+        elif op == "delete":
+            known.absent(key, n)
+        elif op == "get":
+            if isinstance(reply, MemoryReply) and reply.kind in ("value", "missing"):
+                known.learn(key, reply.value if reply.kind == "value" else _ABSENT, n)
+            elif isinstance(reply, DictMemoryReply):
+                value = reply.payload.get("value", _ABSENT) if reply.status == "ok" else _ABSENT
+                known.learn(key, value, n)
+    return known
+
+
+def _memory_expected(known: _Known, args: dict[str, Any]) -> MemoryReply | None:
+    op, key = args["op"], args.get("key")
+    if op == "list":
+        return MemoryReply("keys", keys=tuple(sorted(known.present()))) if known.complete else None
+    is_known, value = known.lookup(key)
+    if not is_known:
+        return None
+    present = value is not _ABSENT
+    if op == "set":
+        return MemoryReply("updated" if present else "stored", key)
+    if op == "get":
+        return MemoryReply("value", key, value) if present else MemoryReply("missing", key)
+    return MemoryReply("deleted" if present else "missing", key)
+
+
+def _dict_memory_check(
+    ctx: TurnContext, known: _Known, args: dict[str, Any], obs: DictMemoryReply
+) -> VerifyResult | None:
+    text, op, key = ctx.observation, args["action"], args.get("key")
+
+    def fail(field: str, message: str) -> VerifyResult:
+        quoted = '"' + field + '"'
+        return VerifyResult("memory_replay", False, f"{_at(text, quoted)}{message}")
+
+    if obs.action != op:
+        return fail("action", f'"action" is {obs.action!r}, expected {op!r} (the call\'s action)')
+    if op != "list" and obs.key != key:
+        return fail("key", f'"key" is {obs.key!r}, expected {key!r} (the call\'s key)')
+    if op == "list":
+        if not (known.complete and known.order_known):
+            return None
+        want = known.present()
+        if obs.status != "ok" or obs.payload.get("keys") != want:
+            return fail("keys", f"keys {obs.payload.get('keys')!r}, expected {want!r} (insertion order)")
+        return VerifyResult("memory_replay", True)
+    is_known, value = known.lookup(key)
+    if not is_known or (op == "set" and obs.status == "error"):
+        return None  # nothing establishes this key; a store may refuse a write
+    present = value is not _ABSENT
+    if op == "set":
+        want = value if present else None
+        if obs.payload.get("previous") != want:
+            return fail(
+                "previous",
+                f'"previous" is {obs.payload.get("previous")!r}, expected {want!r} ({known.why(key)})',
+            )
+        return VerifyResult("memory_replay", True)
+    if not present:
+        if obs.status != "error":
+            return fail("status", f"status {obs.status!r}: key {key!r} is not in memory ({known.why(key)}), "
+                                  "expected an error reply")  # fmt: skip
+        return VerifyResult("memory_replay", True)
+    if obs.status != "ok" or obs.payload.get("value") != value:
+        got = obs.payload.get("value") if obs.status == "ok" else f"status {obs.status!r}"
+        return fail("value" if obs.status == "ok" else "status",
+                    f"{op} of {key!r} returned {got!r}, expected {value!r} ({known.why(key)})")  # fmt: skip
+    return VerifyResult("memory_replay", True)
+
+
+@verifier(
+    "memory_replay",
+    "a memory / dict_memory reply equals what replaying the trajectory's earlier memory calls gives",
+)
 def memory_replay(ctx: TurnContext) -> VerifyResult | None:
     action = _action(ctx)
-    if action is None or action.name != "memory":
+    if action is None or action.name not in ("memory", "dict_memory") or _tools(ctx).abstain:
         return None
-    if isinstance(_observation(ctx), ErrorReply):
+    obs = _observation(ctx)
+    known = _replay(ctx, action.name)
+    if action.name == "dict_memory":
+        return (
+            _dict_memory_check(ctx, known, action.arguments, obs)
+            if isinstance(obs, DictMemoryReply)
+            else None
+        )
+    if isinstance(obs, ErrorReply):
         return None
-    store = MemoryStore()
-    for turn in ctx.history:
-        try:
-            prev = _ACTIONS.parse(turn.action)
-        except CodecError:
-            continue
-        # An action answered with an error (a perturbed turn) did not touch memory.
-        if prev.name == "memory" and not turn.observation.lstrip("\n").startswith("Error:"):
-            store.apply(prev.arguments)
-    expected = _OBS.render(store.apply(action.arguments))
+    reply = _memory_expected(known, action.arguments)
+    if reply is None:
+        return None
+    expected = _OBS.render(reply)
     ok = _OBS.normalize(expected) == _OBS.normalize(ctx.observation)
-    return VerifyResult("memory_replay", ok, "" if ok else f"expected {expected!r}")
+    return VerifyResult("memory_replay", ok, "" if ok else f"line 1: expected {expected!r}")
 
 
 VERIFIERS: tuple[Verifier, ...] = (
