@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from awctl.domain import Domain, Importer, Perturbation, Task, Verifier
+from awctl.domain import Domain, Fault, Importer, Perturbation, Task, Verifier
 from awctl.errors import CodecError
 from awctl.prompts import PromptBuilder
 from awctl.trajectory import SystemPrompt, Trajectory, Turn
@@ -21,8 +21,9 @@ class SearchDomain(Domain):
     modality = "text"
     description = (
         "Search agent tools — web_search (ranked results per query), web_extractor (page as Markdown) and a "
-        "key-value memory — over a local SQLite FTS5/bm25 engine on a shipped Python-documentation corpus; reads "
-        "and writes its own output layout and that of the Qwen web agents' search/visit tools"
+        "key-value memory — over a local SQLite FTS5/bm25 engine on a shipped Python-documentation corpus; reads, "
+        "writes and serves its own layout, the Qwen web agents' search/visit layout and AgentWorldBench's "
+        "web_search/web_extractor/dict_memory layout, each trajectory's layout following its tool list"
     )
 
     def __init__(self) -> None:
@@ -42,17 +43,21 @@ class SearchDomain(Domain):
         return search_prompt_builder()
 
     def sections_for(self, task: Task | None = None, initial_state: str = "") -> SystemPrompt:
-        """The five sections; the simulation instruction describes the layout the initial state names."""
-        from .env import READY, READY_QWEN
+        """The five sections in the tool set of the task's layout (``setup["layout"]``), else of the layout
+        the initial state names: the action space declares that tool list, the simulation instruction
+        describes that layout."""
+        from .env import READY_BY_LAYOUT
         from .prompts import simulation_instruction_for
 
+        layout = str(task.setup.get("layout", "")) if task else ""
+        if layout not in READY_BY_LAYOUT:
+            by_state = {text: name for name, text in READY_BY_LAYOUT.items()}
+            layout = by_state.get(initial_state, "awctl")
         return SystemPrompt(
             task_description=task.instruction if task else "",
-            action_space=self.action_codec.schema(),
-            initial_state=initial_state or READY,
-            simulation_instruction=simulation_instruction_for(
-                "qwen" if initial_state == READY_QWEN else "awctl"
-            ),
+            action_space=self.action_codec.schema_for(layout),
+            initial_state=initial_state or READY_BY_LAYOUT[layout],
+            simulation_instruction=simulation_instruction_for(layout),
         )
 
     def verifiers(self) -> list[Verifier]:
@@ -61,12 +66,12 @@ class SearchDomain(Domain):
         return list(VERIFIERS)
 
     def importers(self) -> list[Importer]:
-        from .importers import OPENAI_CHAT
+        from .importers import OPENAI_CHAT, QWEN_AGENT_LOG
 
-        return [OPENAI_CHAT]
+        return [OPENAI_CHAT, QWEN_AGENT_LOG]
 
     def suites(self) -> list[str]:
-        return ["facts", "lookup", "memory", "all"]
+        return ["facts", "lookup", "memory", "all", "qwen", "awb"]
 
     def tasks(self, suite: str) -> list[Task]:
         from .tasks import tasks_for
@@ -77,6 +82,11 @@ class SearchDomain(Domain):
         from .perturbations import PERTURBATIONS
 
         return list(PERTURBATIONS)
+
+    def faults(self) -> list[Fault]:
+        from .faults import FAULTS
+
+        return list(FAULTS)
 
     # AgentWorldBench bodies are the tool-call JSON and the tool output text. Actions in any accepted
     # shape become canonical; observations that parse are re-rendered (byte-identical in the Qwen layout
@@ -100,6 +110,9 @@ class SearchDomain(Domain):
         return self.from_awb_observation(observation)
 
     def real_env(self, config: dict[str, Any] | None = None) -> Environment | None:
+        """A session over the local engine; ``config`` may set ``top_k`` and ``layout``, the layout of
+        episodes whose task names none. A task's tool set wins (``setup["layout"]``: the suites ``qwen`` and
+        ``awb``), and every recorded trajectory declares its own tool list, which is all verifiers read."""
         from .env import SearchEnv
 
         config = config or {}

@@ -48,9 +48,27 @@ QWEN_SIMULATION_INSTRUCTION = (
 )
 
 
+AWB_SIMULATION_INSTRUCTION = (
+    "Predict the tool output for the agent's latest call, given everything before it, in the layout of "
+    "AgentWorldBench's search tools. web_search returns, for each query in order, 'Search results for "
+    "\"<query>\":', a blank line and numbered results separated by blank lines ('[<n>] <url>', 'Title: "
+    "<title>', 'Snippet: <snippet>', then 'Published: <date>' when known; numbering restarting at 1 in each "
+    "block), or 'No results found.'; blocks are separated by a blank line. web_extractor returns, per URL in "
+    "order, '## Page <n>: <url>', a 'Goal: <goal>' line when the call has a goal, a blank line and the page "
+    "as Markdown starting '# <title>' (with a goal, only the passages relevant to it), or 'Error: <reason>'; "
+    "pages are separated by a blank line and agree with any earlier search snippet for that URL. dict_memory "
+    "answers one JSON object with status, action and key: set gives the previous value (null when new), get "
+    "and delete the value, list the keys in insertion order, and a missing key status error, exactly as a "
+    "dictionary holding every earlier set/delete. Stay consistent with earlier observations; do not help or "
+    "correct the agent. " + DEFAULT_OUTPUT_RULES
+)
+
+
 def simulation_instruction_for(layout: str) -> str:
-    """The simulation instruction describing observations in ``layout`` ("awctl" or "qwen")."""
-    return QWEN_SIMULATION_INSTRUCTION if layout == "qwen" else SEARCH_SIMULATION_INSTRUCTION
+    """The simulation instruction describing observations in ``layout`` ("awctl", "qwen" or "awb")."""
+    return {"qwen": QWEN_SIMULATION_INSTRUCTION, "awb": AWB_SIMULATION_INSTRUCTION}.get(
+        layout, SEARCH_SIMULATION_INSTRUCTION
+    )
 
 
 def search_prompt_builder() -> PromptBuilder:
@@ -59,6 +77,7 @@ def search_prompt_builder() -> PromptBuilder:
         roles=SEARCH_ROLES,
         simulation_instruction=SEARCH_SIMULATION_INSTRUCTION,
     )
+
 
 #: What a rubric judge checks in this domain's observations (``Domain.judge_guidance``).
 JUDGE_GUIDANCE = """\

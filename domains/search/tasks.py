@@ -6,18 +6,23 @@ simulator alike. Answers are compared case-insensitively with whitespace collaps
 when the stored answer contains the expected text.
 
 Suites: ``facts`` (find a fact: search, read the page, store the answer), ``lookup`` (page titles and top
-results), ``memory`` (remember, update, delete and recall) and ``all``.
+results), ``memory`` (remember, update, delete and recall) and ``all``, in awctl's tool set; ``qwen`` and
+``awb`` hold the same tasks in the Qwen web agents' tool set (search, visit with a goal, memory) and in
+AgentWorldBench's (web_search, web_extractor with ``urls``, dict_memory). A task of those two suites
+names its layout in ``setup["layout"]``, so the real env answers it in that layout and the recorder
+declares that tool list.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from awctl.domain import CheckResult, Task
 
-from .codec import MemoryReply, SearchObservationCodec
+from .codec import DictMemoryReply, MemoryReply, SearchObservationCodec
 
 if TYPE_CHECKING:
     from awctl.env import Environment
@@ -45,22 +50,77 @@ def memory(op: str, key: str | None = None, value: str | None = None) -> str:
     return json.dumps({"name": "memory", "arguments": args}, ensure_ascii=False)
 
 
+def _call(name: str, args: dict[str, Any]) -> str:
+    return json.dumps({"name": name, "arguments": args}, ensure_ascii=False)
+
+
+@dataclass(frozen=True)
+class ToolCalls:
+    """The action texts of one tool set (``layout``: awctl, qwen or awb) for the calls tasks make."""
+
+    layout: str = "awctl"
+
+    @property
+    def memory_tool(self) -> str:
+        return "dict_memory" if self.layout == "awb" else "memory"
+
+    def search(self, *queries: str) -> str:
+        if self.layout == "qwen":
+            return _call("search", {"query": list(queries)})
+        return search(*queries)
+
+    def extract(self, url: str, goal: str | None = None) -> str:
+        if self.layout == "qwen":  # the Qwen agents' visit always has a goal
+            return _call("visit", {"url": url, "goal": goal or "the page's main content"})
+        if self.layout == "awb":
+            return _call("web_extractor", {"urls": [url], "goal": goal or ""})
+        return extract(url, goal)
+
+    def memory(self, op: str, key: str | None = None, value: str | None = None) -> str:
+        if self.layout != "awb":
+            return memory(op, key, value)
+        args: dict[str, Any] = {"action": op}
+        if key is not None:
+            args["key"] = key
+        if value is not None:
+            args["value"] = value
+        return _call("dict_memory", args)
+
+
+AWCTL_CALLS = ToolCalls()
+
+
 def _norm(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
-def _recall(env: Environment, key: str) -> str | None:
+def _recall(env: Environment, key: str, calls: ToolCalls = AWCTL_CALLS) -> str | None:
     """The stored value of ``key`` read through ``env.step``; None when absent or unreadable."""
     try:
-        reply = _OBS.parse(env.step(memory("get", key)).observation)
+        reply = _OBS.parse(env.step(calls.memory("get", key)).observation)
     except Exception:
         return None
+    if isinstance(reply, DictMemoryReply) and reply.status == "ok":
+        value = reply.payload.get("value")
+        return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     return reply.value if isinstance(reply, MemoryReply) and reply.kind == "value" else None
 
 
-def contains_check(key: str, expected: str) -> Callable[[Environment], CheckResult]:
+def _listed(env: Environment, calls: ToolCalls) -> list[str] | None:
+    try:
+        reply = _OBS.parse(env.step(calls.memory("list")).observation)
+    except Exception:
+        return None
+    if isinstance(reply, DictMemoryReply) and reply.status == "ok":
+        return sorted(reply.payload.get("keys") or [])  # a dict lists keys in insertion order
+    return list(reply.keys) if isinstance(reply, MemoryReply) and reply.kind == "keys" else None
+
+
+def contains_check(
+    key: str, expected: str, calls: ToolCalls = AWCTL_CALLS
+) -> Callable[[Environment], CheckResult]:
     def check(env: Environment) -> CheckResult:
-        got = _recall(env, key)
+        got = _recall(env, key, calls)
         if got is None:
             return CheckResult(False, f"memory key {key!r} is not set", 0.0)
         ok = _norm(expected) in _norm(got)
@@ -70,22 +130,18 @@ def contains_check(key: str, expected: str) -> Callable[[Environment], CheckResu
 
 
 def equals_check(
-    expected: dict[str, str], keys: list[str] | None = None
+    expected: dict[str, str], keys: list[str] | None = None, calls: ToolCalls = AWCTL_CALLS
 ) -> Callable[[Environment], CheckResult]:
     """Each key holds exactly its value (normalised); with ``keys``, memory holds exactly those keys."""
 
     def check(env: Environment) -> CheckResult:
         problems = []
         for key, want in expected.items():
-            got = _recall(env, key)
+            got = _recall(env, key, calls)
             if got is None or _norm(got) != _norm(want):
                 problems.append(f"{key}={got!r}, expected {want!r}")
         if keys is not None:
-            try:
-                reply = _OBS.parse(env.step(memory("list")).observation)
-                listed = list(reply.keys) if isinstance(reply, MemoryReply) and reply.kind == "keys" else None
-            except Exception:
-                listed = None
+            listed = _listed(env, calls)
             if listed != sorted(keys):
                 problems.append(f"keys are {listed}, expected {sorted(keys)}")
         ok = not problems
@@ -94,57 +150,65 @@ def equals_check(
     return check
 
 
-def _fact(tid: str, question: str, query: str, url: str, answer: str, expected: str | None = None) -> Task:
+def _fact(
+    tid: str, question: str, query: str, url: str, answer: str, expected: str | None = None,
+    calls: ToolCalls = AWCTL_CALLS,
+) -> Task:  # fmt: skip
     return Task(
         id=f"search/facts/{tid}",
         domain=DOMAIN,
         suite="facts",
         instruction=f"{question} Use web_search and web_extractor to find it, then store your answer "
-        'with memory under the key "answer".',
-        solution=[search(query), extract(url), memory("set", "answer", answer)],
-        check=contains_check("answer", expected or answer),
+        f'with {calls.memory_tool} under the key "answer".',
+        solution=[
+            calls.search(query),
+            calls.extract(url, question if calls.layout == "qwen" else None),
+            calls.memory("set", "answer", answer),
+        ],
+        check=contains_check("answer", expected or answer, calls),
         setup={},
         max_turns=8,
         tags=("fact",),
     )
 
 
-def fact_tasks() -> list[Task]:
-    return [
-        _fact("assert-exception", "Which exception does a failing assert statement raise?",
+def fact_tasks(calls: ToolCalls = AWCTL_CALLS) -> list[Task]:
+    facts = [
+        ("assert-exception", "Which exception does a failing assert statement raise?",
               "assert statement", f"{PY}/topics/assert", "AssertionError"),
-        _fact("pass-statement", "What does the Python documentation call the pass statement?",
+        ("pass-statement", "What does the Python documentation call the pass statement?",
               "pass statement", f"{PY}/topics/pass", "a null operation", "null operation"),
-        _fact("nonlocal-scope", "Which scope do names in a nonlocal statement refer to?",
+        ("nonlocal-scope", "Which scope do names in a nonlocal statement refer to?",
               "nonlocal statement", f"{PY}/topics/nonlocal",
               "the nearest enclosing scope excluding globals", "nearest enclosing scope"),
-        _fact("power-minus-one", 'What does the expression "-1**2" evaluate to in Python?',
+        ("power-minus-one", 'What does the expression "-1**2" evaluate to in Python?',
               "power operator unary", f"{PY}/topics/power", "-1"),
-        _fact("null-object", "What is the name of Python's null object?",
+        ("null-object", "What is the name of Python's null object?",
               "null object", f"{PY}/topics/bltin-null-object", "None"),
-        _fact("ellipsis-literal", "Besides the name Ellipsis, how is the ellipsis object written?",
+        ("ellipsis-literal", "Besides the name Ellipsis, how is the ellipsis object written?",
               "ellipsis object", f"{PY}/topics/bltin-ellipsis-object", "..."),
-        _fact("del-unbound", "Which exception does deleting an unbound name raise?",
+        ("del-unbound", "Which exception does deleting an unbound name raise?",
               "del statement deletion", f"{PY}/topics/del", "NameError"),
-        _fact("heap-smallest", "In a heap built by the heapq module, which element is always the smallest?",
+        ("heap-smallest", "In a heap built by the heapq module, which element is always the smallest?",
               "heapq heap queue algorithm", f"{PY}/library/heapq.html", "a[0]"),
-        _fact("uuid-random", "Which function of the uuid module creates a random UUID?",
+        ("uuid-random", "Which function of the uuid module creates a random UUID?",
               "uuid random UUID", f"{PY}/library/uuid.html", "uuid4()", "uuid4"),
-        _fact("uuid-rfc", "Which RFC do the uuid module's UUID objects follow?",
+        ("uuid-rfc", "Which RFC do the uuid module's UUID objects follow?",
               "uuid universally unique identifiers", f"{PY}/library/uuid.html", "RFC 4122"),
-        _fact("secrets-pep", "Which PEP introduced the secrets module?",
+        ("secrets-pep", "Which PEP introduced the secrets module?",
               "secrets cryptographically strong", f"{PY}/library/secrets.html", "PEP 506"),
-        _fact("colorsys-hsv", "In the colorsys module, what do the letters of HSV stand for?",
+        ("colorsys-hsv", "In the colorsys module, what do the letters of HSV stand for?",
               "colorsys color systems", f"{PY}/library/colorsys.html", "Hue, Saturation, Value"),
-        _fact("sortedcontainers-license", "Under which license is the Sorted Containers library released?",
+        ("sortedcontainers-license", "Under which license is the Sorted Containers library released?",
               "sortedcontainers sorted collections library", "https://pypi.org/project/sortedcontainers/2.4.0/",
               "Apache2"),
-        _fact("pluggy-users", "Pluggy is the core framework of which test runner (named first in its README)?",
+        ("pluggy-users", "Pluggy is the core framework of which test runner (named first in its README)?",
               "pluggy plugin hook calling", "https://pypi.org/project/pluggy/1.7.0/", "pytest"),
     ]  # fmt: skip
+    return [_fact(*fact, calls=calls) for fact in facts]
 
 
-def lookup_tasks() -> list[Task]:
+def lookup_tasks(calls: ToolCalls = AWCTL_CALLS) -> list[Task]:
     tasks = []
     for slug, url, title in (
         ("truth", f"{PY}/topics/truth", "Truth Value Testing"),
@@ -161,8 +225,8 @@ def lookup_tasks() -> list[Task]:
                 domain=DOMAIN,
                 suite="lookup",
                 instruction=f'Open the page {url} and store its exact title under the memory key "title".',
-                solution=[extract(url), memory("set", "title", title)],
-                check=equals_check({"title": title}),
+                solution=[calls.extract(url), calls.memory("set", "title", title)],
+                check=equals_check({"title": title}, calls=calls),
                 max_turns=5,
                 tags=("lookup",),
             )
@@ -178,8 +242,8 @@ def lookup_tasks() -> list[Task]:
                 suite="lookup",
                 instruction=f'Search for "{query}" and store the URL of the first result under the memory '
                 'key "top_url".',
-                solution=[search(query), memory("set", "top_url", url)],
-                check=equals_check({"top_url": url}),
+                solution=[calls.search(query), calls.memory("set", "top_url", url)],
+                check=equals_check({"top_url": url}, calls=calls),
                 max_turns=5,
                 tags=("lookup",),
             )
@@ -192,11 +256,13 @@ def lookup_tasks() -> list[Task]:
             instruction="Find the documentation pages of the zlib and shlex modules with one search call of two "
             'queries, and store their URLs under the keys "zlib" and "shlex".',
             solution=[
-                search("zlib crc32", "shlex quote"),
-                memory("set", "zlib", f"{PY}/library/zlib.html"),
-                memory("set", "shlex", f"{PY}/library/shlex.html"),
+                calls.search("zlib crc32", "shlex quote"),
+                calls.memory("set", "zlib", f"{PY}/library/zlib.html"),
+                calls.memory("set", "shlex", f"{PY}/library/shlex.html"),
             ],
-            check=equals_check({"zlib": f"{PY}/library/zlib.html", "shlex": f"{PY}/library/shlex.html"}),
+            check=equals_check(
+                {"zlib": f"{PY}/library/zlib.html", "shlex": f"{PY}/library/shlex.html"}, calls=calls
+            ),
             max_turns=6,
             tags=("lookup", "multi-query"),
         )
@@ -204,7 +270,7 @@ def lookup_tasks() -> list[Task]:
     return tasks
 
 
-def memory_tasks() -> list[Task]:
+def memory_tasks(calls: ToolCalls = AWCTL_CALLS) -> list[Task]:
     return [
         Task(
             id="search/memory/remember-two",
@@ -212,8 +278,10 @@ def memory_tasks() -> list[Task]:
             suite="memory",
             instruction='Remember that the project codename is "heron" (key "codename") and the release '
             'is "2.1" (key "release").',
-            solution=[memory("set", "codename", "heron"), memory("set", "release", "2.1")],
-            check=equals_check({"codename": "heron", "release": "2.1"}, keys=["codename", "release"]),
+            solution=[calls.memory("set", "codename", "heron"), calls.memory("set", "release", "2.1")],
+            check=equals_check(
+                {"codename": "heron", "release": "2.1"}, keys=["codename", "release"], calls=calls
+            ),
             max_turns=5,
             tags=("memory",),
         ),
@@ -222,8 +290,8 @@ def memory_tasks() -> list[Task]:
             domain=DOMAIN,
             suite="memory",
             instruction='Store "draft" under the key "status", then change it to "final". Keep no other keys.',
-            solution=[memory("set", "status", "draft"), memory("set", "status", "final")],
-            check=equals_check({"status": "final"}, keys=["status"]),
+            solution=[calls.memory("set", "status", "draft"), calls.memory("set", "status", "final")],
+            check=equals_check({"status": "final"}, keys=["status"], calls=calls),
             max_turns=5,
             tags=("memory",),
         ),
@@ -234,11 +302,11 @@ def memory_tasks() -> list[Task]:
             instruction='Store "x" under "scratch" and "keep me" under "note", then delete "scratch" so that '
             'only "note" remains.',
             solution=[
-                memory("set", "scratch", "x"),
-                memory("set", "note", "keep me"),
-                memory("delete", "scratch"),
+                calls.memory("set", "scratch", "x"),
+                calls.memory("set", "note", "keep me"),
+                calls.memory("delete", "scratch"),
             ],
-            check=equals_check({"note": "keep me"}, keys=["note"]),
+            check=equals_check({"note": "keep me"}, keys=["note"], calls=calls),
             max_turns=6,
             tags=("memory",),
         ),
@@ -247,8 +315,12 @@ def memory_tasks() -> list[Task]:
             domain=DOMAIN,
             suite="memory",
             instruction='Store "42" under "a", read it back with memory get, and copy it to the key "b".',
-            solution=[memory("set", "a", "42"), memory("get", "a"), memory("set", "b", "42")],
-            check=equals_check({"a": "42", "b": "42"}, keys=["a", "b"]),
+            solution=[
+                calls.memory("set", "a", "42"),
+                calls.memory("get", "a"),
+                calls.memory("set", "b", "42"),
+            ],
+            check=equals_check({"a": "42", "b": "42"}, keys=["a", "b"], calls=calls),
             max_turns=6,
             tags=("memory",),
         ),
@@ -259,12 +331,14 @@ def memory_tasks() -> list[Task]:
             instruction="Look up the statistics module and the fractions module; store each page title under "
             'the keys "statistics" and "fractions", then store "done" under "status".',
             solution=[
-                search("statistics median", "fractions Fraction"),
-                extract(f"{PY}/library/statistics.html"),
-                memory("set", "statistics", "statistics — Basic statistics module"),
-                extract(f"{PY}/library/fractions.html"),
-                memory("set", "fractions", "fractions — Fraction, infinite-precision, rational numbers"),
-                memory("set", "status", "done"),
+                calls.search("statistics median", "fractions Fraction"),
+                calls.extract(f"{PY}/library/statistics.html"),
+                calls.memory("set", "statistics", "statistics — Basic statistics module"),
+                calls.extract(f"{PY}/library/fractions.html"),
+                calls.memory(
+                    "set", "fractions", "fractions — Fraction, infinite-precision, rational numbers"
+                ),
+                calls.memory("set", "status", "done"),
             ],
             check=equals_check(
                 {
@@ -273,6 +347,7 @@ def memory_tasks() -> list[Task]:
                     "status": "done",
                 },
                 keys=["fractions", "statistics", "status"],
+                calls=calls,
             ),
             max_turns=10,
             tags=("memory", "lookup"),
@@ -280,16 +355,36 @@ def memory_tasks() -> list[Task]:
     ]
 
 
-SUITES: dict[str, Callable[[], list[Task]]] = {
+SUITES: dict[str, Callable[..., list[Task]]] = {
     "facts": fact_tasks,
     "lookup": lookup_tasks,
     "memory": memory_tasks,
 }
 
 
+#: Suites that hold every task in another tool set than awctl's (the suite name is the layout).
+LAYOUT_SUITES = ("qwen", "awb")
+
+
+def layout_tasks(layout: str) -> list[Task]:
+    """Every task in the tool set of ``layout``: same goals, that tool set's calls and memory tool."""
+    calls = ToolCalls(layout)
+    out = []
+    for suite, make in SUITES.items():
+        for task in make(calls):
+            slug = task.id.rsplit("/", 1)[1]
+            task.id = f"search/{layout}/{suite}/{slug}"
+            task.suite = layout
+            task.setup = {**task.setup, "layout": layout}
+            out.append(task)
+    return out
+
+
 def tasks_for(suite: str) -> list[Task]:
     if suite == "all":
         return [t for make in SUITES.values() for t in make()]
+    if suite in LAYOUT_SUITES:
+        return layout_tasks(suite)
     if suite not in SUITES:
         return []
     return SUITES[suite]()
