@@ -227,6 +227,23 @@ def search_numbering(ctx: TurnContext) -> VerifyResult | None:
     return VerifyResult("search_numbering", True)
 
 
+_BLOCK_HEADS = {
+    "awctl": re.compile(r"^Query \d+: ", re.M),
+    "awb": re.compile(r'^Search results for "', re.M),
+    "qwen": re.compile(
+        r"(?:^|\n=======\n)(?=A \w+ search for '|No results found for |Google search Timeout|Tavily)"
+    ),
+}
+
+
+def _block_at(text: str, obs: SearchResults, b: int) -> str:
+    """``"line N: "`` for query block ``b`` (1-based) as written, or ``""``."""
+    heads = list(_BLOCK_HEADS[obs.layout].finditer(text))
+    if b > len(heads):
+        return ""
+    return f"line {text.count(chr(10), 0, heads[b - 1].end()) + 1}: "
+
+
 def _top_k(ctx: TurnContext, obs: SearchResults) -> int | None:
     # A trajectory recorded with another top-k says so in its metadata (the recorder writes it).
     if "top_k" in ctx.trajectory.metadata:
@@ -247,24 +264,32 @@ def search_result_count(ctx: TurnContext) -> VerifyResult | None:
     for b, block in enumerate(obs.blocks, 1):
         if block.notice is None and block.declared is not None and block.declared != len(block.results):
             return VerifyResult(
-                "search_result_count",
-                False,
-                f"query {b}: says {block.declared} results, lists {len(block.results)}",
-            )
+                "search_result_count", False,
+                f"{_block_at(ctx.observation, obs, b)}query {b}: says {block.declared} results, lists "
+                f"{len(block.results)}; expected the count of the results listed",
+            )  # fmt: skip
         if k is not None and len(block.results) > k:
             return VerifyResult(
-                "search_result_count", False, f"query {b}: {len(block.results)} results > top-k {k}"
-            )
+                "search_result_count", False,
+                f"{_block_at(ctx.observation, obs, b)}query {b}: {len(block.results)} results, expected at most "
+                f"the top-k {k}",
+            )  # fmt: skip
     if action is not None and action.name == "web_search":
         queries = action.arguments["queries"]
         # A Qwen timeout block names no query (None); it still stands in its query's place.
         shown = [block.query for block in obs.blocks]
-        if len(shown) != len(queries) or any(
-            s is not None and s != q for s, q in zip(shown, queries, strict=True)
-        ):
+        if len(shown) != len(queries):
             return VerifyResult(
-                "search_result_count", False, f"blocks answer {shown}, the action asked {queries}"
-            )
+                "search_result_count", False,
+                f"{len(shown)} query block(s) answer {shown}, expected one per query of the action: {queries}",
+            )  # fmt: skip
+        for b, (s, q) in enumerate(zip(shown, queries, strict=True), 1):
+            if s is not None and s != q:
+                return VerifyResult(
+                    "search_result_count", False,
+                    f"{_block_at(ctx.observation, obs, b)}query block {b} answers {s!r}, expected the action's "
+                    f"query {b} {q!r}",
+                )  # fmt: skip
     return VerifyResult("search_result_count", True)
 
 
@@ -430,16 +455,23 @@ def extract_matches_action(ctx: TurnContext) -> VerifyResult | None:
             )
         if obs.goal != goal:
             return VerifyResult(
-                "extract_matches_action", False, f"Goal line {obs.goal!r} differs from the action's {goal!r}"
-            )
+                "extract_matches_action", False,
+                f"{_at(ctx.observation, 'Goal: ') or 'line 4: '}Goal line {obs.goal!r}, expected the action's "
+                f"goal {goal!r}",
+            )  # fmt: skip
         return VerifyResult("extract_matches_action", True)
     if isinstance(obs, ExtractedPages):
         want_urls = asked if isinstance(asked, list) else [asked]
         got_urls = [p.url for p in obs.pages]
         if got_urls != want_urls:
+            n = next(
+                (i for i, (g, w) in enumerate(zip(got_urls, want_urls, strict=False), 1) if g != w),
+                len(got_urls),
+            )
             return VerifyResult(
                 "extract_matches_action", False,
-                f"pages are {got_urls} in that order, the action asked for {want_urls}",
+                f"{_at(ctx.observation, f'## Page {n}: ')}pages are {got_urls} in that order, expected the "
+                f"action's {want_urls}",
             )  # fmt: skip
         for n, page in enumerate(obs.pages, 1):
             if page.goal != goal:
@@ -453,9 +485,12 @@ def extract_matches_action(ctx: TurnContext) -> VerifyResult | None:
     want_sorted = sorted(asked if isinstance(asked, list) else [asked])
     got_sorted = sorted(p.url or "?" for p in obs.pages)
     if got_sorted != want_sorted:
+        stray = next((p.url for p in obs.pages if p.url not in want_sorted), None)
         return VerifyResult(
-            "extract_matches_action", False, f"pages are {got_sorted}, the action asked for {want_sorted}"
-        )
+            "extract_matches_action", False,
+            f"{_at(ctx.observation, stray) if stray else ''}pages are {got_sorted}, expected the action's "
+            f"{want_sorted} (in any order)",
+        )  # fmt: skip
     for page in obs.pages:
         if page.notice is None and page.goal != goal:
             return VerifyResult(
@@ -537,7 +572,8 @@ def extract_consistent_with_search(ctx: TurnContext) -> VerifyResult | None:
                 return VerifyResult(
                     "extract_consistent_with_search",
                     False,
-                    f"snippet words of turn {n}'s result missing from the page: {missing[:8]}",
+                    f"line {4 + (obs.goal is not None) + 1}: snippet words of turn {n}'s result missing from the "
+                    f"page: {missing[:8]}; expected the page to hold every word of that snippet",
                 )
     bad = _contradiction(ctx, obs.url, f"{obs.title}\n\n{obs.body}", 1)
     return bad or VerifyResult("extract_consistent_with_search", True)

@@ -4,6 +4,7 @@ layout, planted only where it can occur, and never crashing a planter."""
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 from awctl_domains.search.domain import SearchDomain
@@ -51,7 +52,9 @@ def test_each_fault_is_caught_by_its_verifier_on_real_recordings(fault: Fault) -
             assert bad != traj.turns[i].observation, (fault.name, traj.id, i)
             planted += 1
             result = [r for r in run_verifiers(DOMAIN, traj, i, bad) if r.check == fault.verifier]
-            caught += bool(result) and not result[0].ok
+            if result and not result[0].ok:
+                caught += 1
+                assert re.search(r"line \d+", result[0].message), result[0].message  # names the line
     assert planted >= 4, f"{fault.name} applies to only {planted} recorded turns"
     assert caught * 4 >= planted * 3, f"{fault.name}: caught {caught} of {planted}"
 
