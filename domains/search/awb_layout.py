@@ -41,11 +41,6 @@ def _err(message: str, line: int, hint: str | None = None) -> CodecError:
     return CodecError(message, where=f"observation line {line}", hint=hint)
 
 
-def looks_like_awb(text: str) -> bool:
-    """Whether ``text`` starts like one of this layout's observations (search, pages, memory JSON)."""
-    return text.startswith(('Search results for "', "## Page ", "{"))
-
-
 def parse_awb(text: str) -> Observation | None:
     """The observation ``text`` holds in the AgentWorldBench layout; None when it does not start like it.
 

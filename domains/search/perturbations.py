@@ -20,8 +20,8 @@ PERTURBATIONS: tuple[Perturbation, ...] = (
     Perturbation(
         "empty_results",
         "web_search finds nothing for every query",
-        "For this web_search call every query finds nothing: write each query block with 'Results: 0' and no "
-        "results.",
+        "For this web_search call every query finds nothing: write each query block as the tool writes an empty "
+        "result list ('Results: 0', 'No results found.' or the no-results text of the tool's layout) and no results.",
     ),
     Perturbation(
         "timeout",
@@ -38,14 +38,14 @@ PERTURBATIONS: tuple[Perturbation, ...] = (
     Perturbation(
         "truncated_page",
         "web_extractor returns only the start of the page",
-        "The page download for this web_extractor call is cut off: keep the URL/Title/Date header, then only "
-        "the first {chars} characters of the page body, ending with the line '[truncated]'.",
+        "The page download for this web_extractor call is cut off: keep the page's header lines as the tool "
+        "writes them, then only the first {chars} characters of the page body, ending with the line '[truncated]'.",
         {"chars": 500},
     ),
     Perturbation(
         "malformed_output",
         "the tool returns garbled output that breaks its usual format",
         "The tool misbehaves on this call: return its output with the format broken — {defect}.",
-        {"defect": "drop the 'Snippet:' line of one result and renumber nothing"},
+        {"defect": "drop the snippet of one result and renumber nothing"},
     ),
 )
