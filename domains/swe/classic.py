@@ -138,28 +138,27 @@ def parse_command(text: str) -> ClassicCall:
     head_args = words_head[1] if len(words_head) > 1 else ""
     if command not in COMMANDS:
         raise CodecError(f"unknown SWE-agent command {command!r}", where="action")
-    # Multi-line forms: the body ends with a line `end_of_<command>`.
+    # Multi-line forms: `edit N:M` (or `insert [N]`, `append`) on the first line, the text on the next lines,
+    # then a line `end_of_<command>`. Anything else is one shell-quoted command line (quotes may span lines).
     terminator = f"end_of_{command}"
-    if rest or first.rstrip().endswith(terminator):
-        body_lines = rest.split("\n")
-        if body_lines and body_lines[-1].strip() == terminator:
-            body = "\n".join(body_lines[:-1])
-        else:
-            body = rest
-        if command == "edit":
-            m = _RANGE.match(head_args.strip())
-            if not m:
-                raise CodecError("multi-line `edit` must start with `edit <start_line>:<end_line>`", where="action")
-            return make_call("edit", {"start_line": m.group(1), "end_line": m.group(2), "replacement_text": body})
-        if command == "insert":
-            args: dict[str, Any] = {"text": body}
-            if head_args.strip():
-                args["line"] = head_args.strip()
-            return make_call("insert", args)
-        if command == "append" and not head_args.strip():
-            return make_call("append", {"text": body})
-        if command not in ("edit", "insert", "append"):
-            raise CodecError(f"`{command}` is a one-line command", where="action")
+    body_lines = rest.split("\n")
+    range_edit = command == "edit" and _RANGE.match(head_args.strip())
+    if rest and (range_edit or (body_lines[-1].strip() == terminator and command in ("insert", "append"))):
+        body = "\n".join(body_lines[:-1]) if body_lines[-1].strip() == terminator else rest
+        if range_edit:
+            return make_call(
+                "edit", {"start_line": range_edit.group(1), "end_line": range_edit.group(2), "replacement_text": body}
+            )
+        args: dict[str, Any] = {"text": body}
+        if command == "insert" and head_args.strip():
+            args["line"] = head_args.strip()
+        elif head_args.strip():
+            raise CodecError(f"`{command}` with a text block takes no other argument", where="action")
+        return make_call(command, args)
+    if range_edit:
+        return make_call(
+            "edit", {"start_line": range_edit.group(1), "end_line": range_edit.group(2), "replacement_text": ""}
+        )
     try:
         words = shlex.split(head_args if not rest else head_args + "\n" + rest)
     except ValueError as exc:

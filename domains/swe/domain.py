@@ -89,8 +89,20 @@ class SweDomain(Domain):
 
     # ── AgentWorldBench: a fenced JSON tool call; observations are the text itself ──
     def from_awb_action(self, body: str) -> str:
-        """The canonical action for an AWB action body (fenced JSON, function-call JSON, CLI form...)."""
-        return self.action_codec.render(self.action_codec.parse(body))
+        """The canonical action for an AWB action body (fenced JSON, function-call JSON, CLI form...).
+
+        A body that is no tool call is a shell command line, as SWE-agent's classic interface sends bash."""
+        from awctl.errors import CodecError
+
+        from .codec import BashCall
+
+        try:
+            return self.action_codec.render(self.action_codec.parse(body))
+        except CodecError:
+            text = body.strip()
+            if not text or text.startswith(("{", "[", "```")):
+                raise
+            return self.action_codec.render(BashCall(text))
 
     def to_awb_action(self, action: str) -> str:
         return "```json\n" + self.action_codec.render(self.action_codec.parse(action)) + "\n```"

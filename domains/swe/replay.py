@@ -135,7 +135,7 @@ def classify(call: EditorCall, observation: str) -> Classified:
         header = _view_header(path)
         if obs.startswith(header):
             body = obs[len(header) :]
-            note = _OH_RANGE_NOTE.search(body)  # OpenHands shows a shortened range with a NOTE after it
+            note = OH_RANGE_NOTE.search(body)  # OpenHands shows a shortened range with a NOTE after it
             return Classified("view_file", parse_numbered(body[: note.start()] if note else body))
         if obs.startswith(ed.DIR_HEADER.format(path=path)):
             listing = obs[len(ed.DIR_HEADER.format(path=path)) :]
@@ -222,7 +222,7 @@ def _oh(parameter: str, value: str, hint: str) -> str:
     return f"Invalid `{parameter}` parameter: {value}. {hint}"
 
 
-_OH_RANGE_NOTE = re.compile(r"\nNOTE: We only show up to \d+ since there's only \d+ lines in this file\s*$")
+OH_RANGE_NOTE = re.compile(r"\n+NOTE: We only show up to (\d+) since there's only \d+ lines in this file\s*$")
 _OH_HIDDEN_NOTE = re.compile(
     r"\n+\d+ hidden files/directories in this directory are excluded\. You can use 'ls -la .+' to see them\.\s*$"
 )
@@ -282,6 +282,8 @@ class FsKnowledge:
     dirs: set[str] = field(default_factory=set)
     # The editor's undo stacks (they live in the editor, so bash never clears them); None = unknown text.
     undo: dict[str, list[str | None]] = field(default_factory=dict)
+    # Whose str_replace_editor the trajectory shows: "sweagent" (SWE-agent/Anthropic) or "openhands".
+    flavor: str = "sweagent"
 
     def forget_files(self) -> None:
         self.files.clear()
@@ -338,6 +340,8 @@ def expected_outcome(call: EditorCall, know: FsKnowledge) -> ed.EditOutcome | No
     if content is None or key in know.dirs:
         return None
     if call.command == "view":
+        if know.flavor == "openhands" and call.view_range is not None:
+            return openhands_range_view(path, content, call.view_range)
         return ed.view_file_text(path, content, call.view_range)
     if call.command == "str_replace":
         return ed.str_replace_text(path, content, call.old_str or "", call.new_str)
@@ -430,9 +434,45 @@ def apply_turn(know: FsKnowledge, action: SweAction | None, observation: str) ->
     know.files.pop(key, None)
 
 
+_OH_SIGNS = (
+    "ERROR:\nInvalid `",
+    "[Command finished with exit code",
+    "hidden files/directories in this directory are excluded",
+    "NOTE: We only show up to",
+)
+
+
+def editor_flavor(trajectory: Trajectory, index: int) -> str:
+    """``"openhands"`` when the system prompt or an earlier observation shows OpenHands' tools, else
+    ``"sweagent"`` (the two editors differ in ranged views past the end of a file)."""
+    system = trajectory.system.render()
+    if "[Command finished with exit code" in system or 'start with "ERROR:"' in system:
+        return "openhands"
+    if any(sign in turn.observation for turn in trajectory.turns[:index] for sign in _OH_SIGNS):
+        return "openhands"
+    return "sweagent"
+
+
+def openhands_range_view(path: str, content: str, view_range: tuple[int, int]) -> ed.EditOutcome | None:
+    """OpenHands' ranged view: lines are counted as ``wc -l`` would, an end past the file is shortened with a
+    NOTE; its range errors are not replayed (None)."""
+    lines = content.split("\n")
+    count = len(lines) - 1 if content.endswith("\n") else len(lines)
+    start, end = view_range
+    if not 1 <= start <= count or (end != -1 and end < start):
+        return None
+    note = ""
+    if end == -1 or end > count:
+        if end != -1:
+            note = f"\n\nNOTE: We only show up to {count} since there's only {count} lines in this file"
+        end = count
+    body = "\n".join(f"{i + start:6}\t{line}" for i, line in enumerate("\n".join(lines[start - 1 : end]).expandtabs().split("\n")))
+    return ed.EditOutcome(ed.VIEW_HEADER.format(descriptor=path) + body + note, True)
+
+
 def replay(trajectory: Trajectory, index: int) -> FsKnowledge:
     """The file-system knowledge after turns ``0..index-1`` of ``trajectory``."""
-    know = FsKnowledge()
+    know = FsKnowledge(flavor=editor_flavor(trajectory, index))
     for turn in trajectory.turns[:index]:
         apply_turn(know, parse_action(turn.action), turn.observation)
     return know

@@ -35,7 +35,8 @@ from .classic import (
 from .codec import BashCall, EditorCall, SweAction
 from .replay import bash_may_write, parse_action
 
-_INITIAL_CWD = re.compile(r"\(Current directory: (?P<cwd>/[^)\n]*)\)")
+# SWE-agent's "(Current directory: DIR)" and OpenHands' "[Current working directory: DIR]".
+_INITIAL_CWD = re.compile(r"[(\[]Current (?:working )?directory: (?P<cwd>/[^)\]\n]*)[)\]]")
 _INITIAL_OPEN = re.compile(r"\(Open file: (?P<file>[^)\n]*)\)")
 # Commands that may change the shell's directory (then only a footer tells where it is).
 CHANGES_DIR = re.compile(r"(^|[;&|(\s])(cd|pushd|popd|source|\.)(\s|$)|\bexec\b")
@@ -98,7 +99,13 @@ def _initial_open(trajectory: Trajectory) -> str | None:
 
 
 def cd_target(command: str, cwd: str | None) -> str | None:
-    """Where ``cd DIR`` (the whole command line, one plain directory) leads from ``cwd``, else None."""
+    """Where a successful ``cd DIR`` (the whole line, or its first ``&&`` segment when no later one changes
+    directory) leads from ``cwd``, else None."""
+    segments = command.split("&&")
+    if len(segments) > 1:
+        if any(CHANGES_DIR.search(seg) for seg in segments[1:]):
+            return None
+        command = segments[0]
     try:
         words = shlex.split(command)
     except ValueError:

@@ -29,9 +29,11 @@ from .classic import (
 )
 from .codec import BashCall, EditorCall, bash_program, parse_bash
 from .replay import (
+    OH_RANGE_NOTE,
     Classified,
     FsKnowledge,
     classify,
+    clean,
     expected_outcome,
     file_key,
     normalize,
@@ -121,7 +123,9 @@ def cat_n_lines(ctx: TurnContext) -> VerifyResult | None:
     if expected_start is not None and numbers[0] != expected_start:
         return VerifyResult(name, False, f"numbering starts at {numbers[0]}, expected {expected_start}")
     if got.kind == "view_file" and call.view_range and call.view_range[1] != -1 and not block.clipped:
-        want = call.view_range[1] - call.view_range[0] + 1
+        shortened = OH_RANGE_NOTE.search(clean(ctx.observation))  # OpenHands shows up to the file's end
+        last = min(call.view_range[1], int(shortened.group(1))) if shortened else call.view_range[1]
+        want = last - call.view_range[0] + 1
         if len(numbers) != want:
             return VerifyResult(name, False, f"view_range {list(call.view_range)} shows {len(numbers)} lines, not {want}")
     if got.kind == "inserted" and call.insert_line is not None and call.new_str is not None and not block.clipped:
@@ -356,6 +360,9 @@ def bash_format(ctx: TurnContext) -> VerifyResult | None:
                 want = {"zero": "0", "nonzero": "a non-zero code", "127": "127"}[kind]
                 return VerifyResult(name, False, f"footer: exit code {code}, but {why} means {want}")
     want_cwd = expected_cwd(ctx, result)
+    shown_cwd = result.cwd or want_cwd
+    if action.command.strip() == "pwd" and shown_cwd is not None and result.output.strip() not in ("", shown_cwd):
+        return VerifyResult(name, False, f"`pwd` printed {result.output.strip()[:120]!r}, but the cwd is {shown_cwd}")
     if want_cwd is not None and result.cwd is not None and posixpath.normpath(result.cwd) != want_cwd:
         command = action.command.strip()
         if CHANGES_DIR.search(command):
