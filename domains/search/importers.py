@@ -139,6 +139,9 @@ def _episode(obj: dict[str, Any], where: str, default_id: str) -> Trajectory:
         ids = sorted(pending) or ["(function_call)"]
         raise InputError(f"{where}: tool call(s) {ids} never answered", hint="drop the unfinished call")
     ordered = [t for _, t in turns]
+    # Where the action space comes from (verifiers trust it only when the log declared it or its outputs
+    # showed the layout); chat imports without this key predate tool lists and declared awctl's schema.
+    tool_list = "declared" if "tools" in obj else "inferred from the tool outputs"
     if "tools" in obj:
         action_space = _declared_tools(obj["tools"], where)
         declared = tool_set(SystemPrompt(action_space=action_space))
@@ -156,7 +159,7 @@ def _episode(obj: dict[str, Any], where: str, default_id: str) -> Trajectory:
             simulation_instruction=simulation_instruction_for(layout),
         ),
         turns=ordered,
-        metadata={"agent_system": agent_system} if agent_system else {},
+        metadata={"tool_list": tool_list, **({"agent_system": agent_system} if agent_system else {})},
     )
 
 

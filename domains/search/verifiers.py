@@ -109,7 +109,13 @@ def _observation(ctx: TurnContext) -> Any:
 
 def _tools(ctx: TurnContext) -> ToolSet:
     if "toolset" not in ctx.state:
-        ctx.state["toolset"] = tool_set(ctx.system)
+        found = tool_set(ctx.system)
+        traj = ctx.trajectory
+        if traj.source == "openai-chat" and "tool_list" not in traj.metadata:
+            # Chat logs imported by older awctl versions carry awctl's tool list whatever their outputs'
+            # layout: that list is not the log's own, so it declares nothing.
+            found = ToolSet("undeclared", None, found.tools, "a chat import without the log's own tool list")
+        ctx.state["toolset"] = found
     return ctx.state["toolset"]
 
 

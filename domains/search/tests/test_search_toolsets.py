@@ -120,3 +120,40 @@ def test_recorded_sessions_declare_their_tool_list_in_every_layout() -> None:
         sections = DOMAIN.sections_for(task, "")
         assert tool_set(sections).layout == layout
         assert sections.simulation_instruction == DOMAIN.sections_for(task, "x").simulation_instruction
+
+
+def _chat_log(tmp_path, turns: list[Turn], tools: list | None = None):  # type: ignore[no-untyped-def]
+    from awctl_domains.search.importers import load_openai_chat
+
+    messages: list[dict] = [{"role": "user", "content": "q"}]
+    for i, turn in enumerate(turns):
+        call = json.loads(turn.action)
+        fn_call = {"name": call["name"], "arguments": json.dumps(call["arguments"])}
+        messages.append(
+            {"role": "assistant", "content": None, "tool_calls": [{"id": f"c{i}", "function": fn_call}]}
+        )
+        messages.append({"role": "tool", "tool_call_id": f"c{i}", "content": turn.observation})
+    line = {"messages": messages, **({"tools": tools} if tools is not None else {})}
+    path = tmp_path / "log.search-chat.jsonl"
+    path.write_text(json.dumps(line) + "\n")
+    (traj,) = load_openai_chat(path)
+    return traj
+
+
+def test_chat_imports_declare_the_logs_tools_or_the_layout_its_outputs_show(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    traj = DOMAIN.record(tasks_for("awb")[0], env=SearchEnv())
+    inferred = _chat_log(tmp_path, traj.turns)
+    assert tool_set(inferred.system).layout == "awb" and not _failed(inferred)
+    tools = [json.loads(line) for line in AWB_TOOLS.splitlines()]
+    declared = _chat_log(tmp_path, traj.turns, tools)
+    assert declared.metadata["tool_list"] == "declared" and tool_set(declared.system).layout == "awb"
+    assert not _failed(declared)
+    wrong = _chat_log(tmp_path, traj.turns, [{"type": "function", "function": {"name": "memory"}}])
+    assert {c for _, c, _ in _failed(wrong)} == {"observation_parses"}
+
+
+def test_chat_imports_of_older_versions_declare_nothing() -> None:
+    traj = DOMAIN.record(tasks_for("qwen")[0], env=SearchEnv())
+    legacy = traj.model_copy(update={"source": "openai-chat", "metadata": {},
+                                     "system": SystemPrompt(action_space=CODEC.schema())})  # fmt: skip
+    assert tool_set(legacy.system).layout == "awctl" and not _failed(legacy)
