@@ -311,7 +311,7 @@ def window_problems(win: Window) -> list[str]:
     """What is wrong inside one window by itself (numbering, above/below counts, total)."""
     problems: list[str] = []
     if not win.lines:
-        return [f"the window of {win.path} shows no numbered line"]
+        return [] if win.total == 0 else [f"the window of {win.path} shows no numbered line"]
     numbers = [n for n, _ in win.lines]
     for k in range(1, len(numbers)):
         if numbers[k] != numbers[k - 1] + 1:

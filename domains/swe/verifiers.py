@@ -270,7 +270,8 @@ _UNITTEST_FAILED = re.compile(r"^FAILED \((?:failures|errors)=\d+")
 _UNITTEST_OK = re.compile(r"^OK(?: \(.*\))?$")
 _PYTEST_FAILED = re.compile(r"^=+ .*\b\d+ (?:failed|errors?)\b.* =+$")
 _PYTEST_PASSED = re.compile(r"^=+ \d+ passed(?: in [\d.]+s| , .*)? =+$|^=+ \d+ passed in [\d.]+s")
-_EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit)\b(?::.*)?$")
+_FILE_UTILITIES = frozenset({"ls", "cat", "head", "tail", "wc", "stat", "cp", "mv", "rm", "rmdir", "mkdir", "touch"})
+_OPERAND_ERRORS = "No such file or directory|Permission denied|Not a directory|Is a directory|File exists"
 
 
 def exit_evidence(command: str, output: str) -> tuple[str, str] | None:
@@ -278,7 +279,7 @@ def exit_evidence(command: str, output: str) -> tuple[str, str] | None:
 
     Only commands whose status is the last program's (no pipe, ``;``, ``||`` or background ``&``) and
     only unmistakable outputs count: a shell's "command not found", unittest's and pytest's summaries, a
-    Python traceback ending a ``python`` run.
+    file utility's "No such file or directory".
     """
     if re.search(r"\|\||[|;]|&(?!&)|\bset\b|\btrap\b", command.replace("&&", "")):
         return None
@@ -298,13 +299,13 @@ def exit_evidence(command: str, output: str) -> tuple[str, str] | None:
         return "nonzero", f"pytest reports {lines[-1]!r}"
     if runs_tests and "pytest" in last_segment and _PYTEST_PASSED.match(lines[-1]) and "failed" not in lines[-1]:
         return "zero", f"pytest reports {lines[-1]!r}"
-    if (
-        program.startswith("python")
-        and "Traceback (most recent call last):" in output
-        and _EXCEPTION_LINE.match(lines[-1])
-        and not lines[-1].startswith("SystemExit")
-    ):
-        return "nonzero", f"the Python run ends with {lines[-1][:80]!r}"
+    # A file utility that reports a missing or unreadable operand exits non-zero whatever else it printed.
+    # (A Python traceback is no evidence: scripts print caught exceptions and exit 0.)
+    if program in _FILE_UTILITIES:
+        failed = re.compile(rf"^{re.escape(program)}: .*(?:{_OPERAND_ERRORS})$")
+        line = next((ln for ln in lines if failed.match(ln)), None)
+        if line is not None:
+            return "nonzero", f"{line[:80]!r}"
     return None
 
 
@@ -435,7 +436,8 @@ def window_view(ctx: TurnContext) -> VerifyResult | None:
     rejected = call.command == "edit" and EDIT_REJECTED in body
     shown = windows[-1]
     shown_path = header_path(shown, session)
-    if target is not None and shown_path is not None and shown_path != target:
+    # SWE-agent shows a symlinked path resolved, so only another file name is a finding.
+    if target and shown_path and posixpath.basename(shown_path) != posixpath.basename(target):
         return VerifyResult(name, False, f"[File: {shown.path}]: expected a window of {target}")
     path = target or shown_path
     facts = session.windows.get(path) if path else None
@@ -459,7 +461,8 @@ def _command_problem(
     call: ClassicCall, shown: Window, session: Session, facts: FileWindowFacts | None, rejected: bool
 ) -> str | None:
     first, last = shown.first, shown.last
-    assert first is not None and last is not None
+    if first is None or last is None:
+        return None  # an empty file's window
     line = call.get("line_number")
     in_file = isinstance(line, int) and 1 <= line <= shown.total
     if call.command in ("open", "goto") and in_file and not first <= line <= last:
