@@ -337,6 +337,16 @@ class _Flag:
     def __repr__(self) -> str:
         return "FLAG"
 
+    # A singleton: copies (deepcopy of an observation) and pickles stay the same object.
+    def __copy__(self) -> _Flag:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> _Flag:
+        return self
+
+    def __reduce__(self) -> str:
+        return "FLAG"
+
 
 FLAG: Any = _Flag()
 
@@ -507,6 +517,7 @@ class Block:
     fields: list[tuple[str, str]] = field(default_factory=list)
     nodes: list[AXNode] = field(default_factory=list)
     first_line: int = 1
+    indent: str = "    "  # of a tabs block's Title/URL lines
 
 
 @dataclass
@@ -582,6 +593,17 @@ class WebObservation:
                 return "html"
         return "text"
 
+    def find(self, role: str, name: str) -> list[AXNode]:
+        """The nodes with exactly this role and name, in order."""
+        return [n for n in self.nodes if n.role == role and n.name == name]
+
+    def bid_of(self, role: str, name: str) -> str:
+        """The bid of the one element with this role and name; ``KeyError`` when there is not exactly one."""
+        found = [n.bid for n in self.find(role, name) if n.bid is not None]
+        if len(found) != 1:
+            raise KeyError(f"{len(found)} elements {role} {name!r} with a bid")
+        return found[0]
+
     def by_bid(self) -> dict[str, AXNode]:
         return {n.bid: n for n in self.nodes if n.bid is not None}
 
@@ -636,7 +658,7 @@ def _classify(chunk: str, first_line: int) -> Block:
             indent = indent or t.group(1)
             tabs.append(Tab(int(m.group(1)), t.group(3), u.group(3), bool(m.group(2))))
         if ok and indent is not None and _render_tabs(head, tabs, indent) == chunk:
-            return Block("tabs", chunk, heading=head, tabs=tabs, first_line=first_line)
+            return Block("tabs", chunk, heading=head, tabs=tabs, first_line=first_line, indent=indent)
     if all(_FIELD_LINE.match(line) for line in lines):
         fields = [(m.group(1), m.group(2)) for m in (_FIELD_LINE.match(line) for line in lines) if m]
         return Block("fields", chunk, fields=fields, first_line=first_line)
@@ -662,8 +684,7 @@ def render_block(block: Block) -> str:
         body = "\n".join(n.render() for n in block.nodes)
         return body if block.heading is None else f"{block.heading}\n{body}"
     if block.kind == "tabs":
-        indent = _TAB_FIELD.match(block.text.split("\n")[2])
-        return _render_tabs(block.heading or "", block.tabs, indent.group(1) if indent else "    ")
+        return _render_tabs(block.heading or "", block.tabs, block.indent)
     if block.kind == "fields":
         return "\n".join(f"{k}: {v}" for k, v in block.fields)
     return block.text

@@ -45,6 +45,11 @@ BROWSER_FLAGS = (
     "--disable-component-update", "--disable-sync", "--no-first-run",
 )
 T = TypeVar("T")
+# Actions after which the page may start loading another document (pages can react to any input event).
+MAY_NAVIGATE = frozenset({"click", "dblclick", "press", "select_option", "drag_and_drop", "upload_file",
+                          "mouse_up", "mouse_down", "mouse_click", "mouse_dblclick", "mouse_drag_and_drop",
+                          "mouse_upload_file", "keyboard_down", "keyboard_up", "keyboard_press", "keyboard_type",
+                          "keyboard_insert_text"})
 
 
 def app_url(app: str, path: str = "/") -> str:
@@ -171,7 +176,7 @@ class WebEnv(Environment):
                 break
             if call.name == "report_infeasible":
                 done = True
-        self._settle()
+        self._settle(any(c.name in MAY_NAVIGATE for c in calls))
         observation = self._observe(error)
         info: dict[str, Any] = {"elapsed_s": round(time.monotonic() - t0, 4), "url": self._page.url}
         if error:
@@ -312,13 +317,14 @@ class WebEnv(Environment):
             self._page = opened[-1]
             self._page.bring_to_front()
 
-    def _settle(self) -> None:
+    def _settle(self, may_navigate: bool) -> None:
         """Wait until a navigation the action started (a link, a form submission) has loaded."""
         page = self._page
         deadline = time.monotonic() + self.nav_timeout / 1000
         url = page.url
-        # A submission's navigation starts within a few event-loop turns of the click; give it that time.
-        page.wait_for_timeout(30)
+        if may_navigate:
+            # A submission's navigation starts within a few event-loop turns of the click; give it that time.
+            page.wait_for_timeout(30)
         while time.monotonic() < deadline:
             try:
                 page.wait_for_load_state("load", timeout=self.nav_timeout)

@@ -167,20 +167,20 @@ def unique_bids(ctx: TurnContext) -> VerifyResult | None:
 def target_exists(ctx: TurnContext) -> VerifyResult | None:
     found = calls(ctx)
     prev, cur = previous(ctx), current(ctx)
-    if not found or not found[0].bids or prev is None or prev.tree is None or cur is None:
+    if not found or not found[0].bids or prev is None or prev.tree is None or cur is None or cur.tree is None:
         return None
     call = found[0]
     known = prev.by_bid()
     missing = [b for b in call.bids if b not in known]
     if missing:
-        if cur.error is not None or cur.tree is None:
+        if cur.error is not None:
             return _ok("target_exists")
         if [n.signature() for n in cur.nodes] == [n.signature() for n in prev.nodes] and cur.url == prev.url:
             return _ok("target_exists")
         return _fail("target_exists", f"{call.name} acts on [{missing[0]}], which the previous observation does not "
                                       "show, yet the page changed instead of reporting an error")
-    if len(found) == 1 and call.name in LOCAL_EDITS and cur.error is None and cur.tree is not None \
-            and cur.url == prev.url and call.bids[0] not in cur.by_bid():
+    if (len(found) == 1 and call.name in LOCAL_EDITS and cur.error is None and cur.url == prev.url
+            and call.bids[0] not in cur.by_bid()):
         return _fail("target_exists", f"[{call.bids[0]}] ({known[call.bids[0]].role} {known[call.bids[0]].name!r}) "
                                       f"is gone after {call.name}, which only edits it in place")
     return _ok("target_exists")
