@@ -43,6 +43,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "awctl_domains.swe.plugin",
     "awctl_domains.mcp.plugin",
     "awctl_domains.search.plugin",
+    "awctl_domains.os.plugin",
     "awctl_domains.web.plugin",
 )
 
