@@ -14,6 +14,7 @@ from awctl.errors import CodecError
 
 from .actions import ACTION_TYPES, AndroidAction, parse_action, render_action
 from .screens import Screen, canonical_screen, parse_screen, render_screen
+from .uixml import compact
 
 ACTION_SPACE = """\
 Each action is one JSON object (AndroidWorld's action schema):
@@ -73,12 +74,15 @@ class AndroidObservationCodec(ObservationCodec):
         return render_screen(observation)
 
     def normalize(self, text: str) -> str:
-        """The canonical spelling of a structured screen (quote style, blank lines, attribute spacing do
-        not count); prose is compared line by line without trailing spaces."""
+        """The canonical spelling of a structured screen (quote style, blank lines, whitespace between a
+        dump's tags and its attribute spacing do not count); prose is compared line by line without
+        trailing spaces."""
         try:
             screen = parse_screen(text)
         except CodecError:
             return super().normalize(text)
         if screen.kind == "text":
             return super().normalize(text)
+        if screen.document is not None:
+            compact(screen.document)
         return canonical_screen(screen).strip()

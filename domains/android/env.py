@@ -245,7 +245,10 @@ class AdbEnv(Environment):
         elif kind == A.SWIPE:
             shell(self._swipe_command(a.direction or "up"))
         elif kind == A.OPEN_APP:
-            shell(self._open_app_command(a.app_name or ""))
+            said = shell(self._open_app_command(a.app_name or ""))
+            # am and monkey report a missing app on stdout and still exit 0.
+            if re.search(r"^Error|No activities found|monkey aborted", said, re.M):
+                raise _Refused(f"the device could not start {a.app_name!r}: {said.strip()[:200]}")
 
     def _input_text(self, a: A.AndroidAction) -> None:
         text = a.text or ""

@@ -238,6 +238,16 @@ def parse_xml(text: str, line0: int = 1) -> XmlDocument:
     return XmlDocument(root=root, declaration=declaration, lead=doc_lead, tail=pending_space)
 
 
+def compact(doc: XmlDocument) -> XmlDocument:
+    """``doc`` in place spelled as ``uiautomator dump`` writes it: one line, the standard declaration, no
+    whitespace between tags (what the observation codec's ``normalize`` compares)."""
+    doc.declaration, doc.lead, doc.tail = DECLARATION, "", ""
+    for node in doc.root.walk():
+        node.lead = node.inner_tail = ""
+        node.close_space = " " if node.self_closing and not node.children else ""
+    return doc
+
+
 def escape(value: str) -> str:
     """An attribute value escaped as Android's XML serializer writes it."""
     return _TO_ESCAPE.sub(lambda m: _ESCAPES[m.group(0)], value)

@@ -27,6 +27,7 @@ returns ``None``; a failure names the element or line and what was expected.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 from awctl.domain import TurnContext, Verifier, VerifyResult, verifier
@@ -53,8 +54,10 @@ _ELEMENT_BLOCK = re.compile(r"(?:^UI element \d+: UIElement\(.*\)$\n?)+", re.M)
 # ── reading the trajectory ────────────────────────────────────────────────────────────────────────
 
 
+@lru_cache(maxsize=512)
 def screen_of(text: str) -> Screen | None:
-    """A structured screen, or None for prose and unparseable text."""
+    """A structured screen, or None for prose and unparseable text. Cached (every turn's verifiers read the
+    earlier screens again): callers must not change the screen they get."""
     try:
         screen = parse_screen(text)
     except CodecError:

@@ -155,7 +155,8 @@ def test_unusual_spellings_round_trip_and_normalize_to_the_canonical_form() -> N
                                       .replace("1.50", "1.5"))
     spaced = '<?xml version="1.0"?><hierarchy rotation="0"><node  text = \'a\'  bounds="[0,0][1,1]"/></hierarchy>'
     assert render_screen(SCREEN.parse(spaced)) == spaced
-    assert SCREEN.normalize(spaced) == '<?xml version="1.0"?><hierarchy rotation="0"><node text="a" bounds="[0,0][1,1]"/></hierarchy>'
+    assert SCREEN.normalize(spaced) == ("<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>"
+                                        '<hierarchy rotation="0"><node text="a" bounds="[0,0][1,1]" /></hierarchy>')
 
 
 def test_an_edited_screen_renders_canonically_not_from_the_stale_source() -> None:
@@ -207,3 +208,11 @@ def test_rendering_something_else_is_a_codec_error() -> None:
         ACTIONS.render(json.loads('{"action_type": "wait"}'))
     with pytest.raises(CodecError):
         SCREEN.render("not a screen")  # type: ignore[arg-type]
+
+
+def test_normalize_ignores_whitespace_between_a_dumps_tags() -> None:
+    pretty = (FIXTURES / "contacts_search.pretty.xml").read_text()
+    one_line = "".join(line.strip() for line in pretty.splitlines()[1:])
+    one_line = "<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>" + one_line.replace('"/>', '" />')
+    assert SCREEN.normalize(pretty) == SCREEN.normalize(one_line) == one_line
+    assert SCREEN.normalize(pretty.replace("Gra", "Grace")) != SCREEN.normalize(pretty)

@@ -17,8 +17,6 @@ from awctl_domains.android.tasks import BASIC
 
 from awctl.errors import EnvironmentUnavailable
 
-pytestmark = pytest.mark.not_a_component("the adb stand-in ships with the tests; no skip is about a component")
-
 SCREENS = Path(__file__).parents[1] / "fixtures" / "screens"
 WIFI = next(t for t in BASIC if t.id.endswith("/wifi_off"))
 DUMP = ["shell uiautomator dump /sdcard/window_dump.xml", "exec-out cat /sdcard/window_dump.xml",
@@ -196,3 +194,18 @@ def test_awctl_domains_lists_android_with_its_real_env_status(tmp_path) -> None:
     assert info["real_env"] == {"available": False, "detail": (
         "no adb on PATH (apt-get install -y adb) and no device or emulator attached; the ADB adapter is tested "
         "against a transcript stand-in")}
+
+
+def test_an_app_the_device_does_not_have_is_reported(adb, make_env) -> None:
+    missing = ("Starting: Intent { cmp=com.example.notes/.MainActivity }\nError type 3\nError: Activity class "
+               "{com.example.notes/com.example.notes.MainActivity} does not exist.\n")
+    focus = "  mCurrentFocus=Window{1 u0 com.android.settings/com.android.settings.SubSettings}\n"
+    adb.use({"serial": "emulator-5554", "start": "s",
+             "every_state": {"get-state": {"stdout": "device\n"}, "shell wm size": {"stdout": "Physical size: 1080x2400\n"}},
+             "states": {"s": {"window_dump": str(SCREENS / "settings_about.xml"), "dumpsys_window": focus,
+                              "commands": {"shell am start -n com.example.notes/.MainActivity": {"stdout": missing}}}}})
+    env = make_env()
+    env.reset()
+    result = env.step('{"action_type": "open_app", "app_name": "Notes"}')
+    assert result.info["commands"] == ["shell am start -n com.example.notes/.MainActivity", *DUMP]
+    assert "could not start 'Notes'" in result.info["error"] and "does not exist" in result.info["error"]

@@ -11,8 +11,6 @@ from awctl.domain import run_verifiers
 from awctl.record import record
 from awctl.trajectory import read_trajectories
 
-pytestmark = pytest.mark.not_a_component("the adb stand-in ships with the tests; no skip is about a component")
-
 
 def test_the_suite_covers_settings_notes_and_contacts() -> None:
     assert len(BASIC) == 8 and len({t.id for t in BASIC}) == 8

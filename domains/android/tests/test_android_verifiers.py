@@ -14,8 +14,6 @@ from awctl_domains.android.importers import load_agentworldbench, load_androidwo
 from awctl.domain import TurnContext, run_verifiers
 from awctl.trajectory import SystemPrompt, Trajectory, Turn
 
-pytestmark = pytest.mark.not_a_component("the adb stand-in ships with the tests; no skip is about a component")
-
 FIXTURES = Path(__file__).parent / "fixtures"
 DOMAIN = AndroidDomain()
 VERIFIERS = {v.name: v for v in DOMAIN.verifiers()}
