@@ -45,6 +45,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "awctl_domains.search.plugin",
     "awctl_domains.os.plugin",
     "awctl_domains.web.plugin",
+    "awctl_domains.android.plugin",
 )
 
 KINDS = ("domains", "backends", "judges", "stages", "commands")
