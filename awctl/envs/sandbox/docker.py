@@ -1,13 +1,14 @@
-"""The docker backend of :class:`~awctl.envs.sandbox.SandboxedShell`: the same persistent shell in a container.
+"""The docker jail: the same sandboxed shell in a Docker container.
 
-The container runs with ``network_mode="none"``, a read-only root (plus a private tmpfs ``/tmp``), memory/CPU/pids limits, the workspace bound read-write
-at the mount point and the shell's control folder bound read-only at ``/run/awctl``; its main process
-only sleeps. The shell itself is ``docker exec`` of ``/bin/bash`` (with ``-t`` inside a private tmux when
-``terminal=True``), so screens, markers and ``run`` work exactly as with bubblewrap. The image must hold
-``/bin/bash`` — :func:`awctl.envs.dockerd.build_rootfs` puts Debian's static bash (``bash-static``) next to
-busybox for that reason. The container is removed on :meth:`close`, which kills everything in it.
+The container runs with ``network_mode="none"``, a read-only root (plus a private tmpfs ``/tmp``),
+memory/CPU/pids limits, the workspace bound read-write at the mount point and the shell's control folder
+bound read-only at ``/run/awctl``; its main process only sleeps. The shell itself is ``docker exec`` of
+``/bin/bash`` (with ``-t`` inside a private tmux for a terminal), so screens, markers and ``run`` work
+exactly as with bubblewrap. The image must hold ``/bin/bash`` — :func:`awctl.envs.dockerd.build_rootfs`
+puts Debian's static bash (``bash-static``) next to busybox for that reason. The container is removed on
+teardown, which kills everything in it.
 
-The docker SDK is imported only here, and only when a docker shell starts.
+The docker SDK is imported only here, and only when :meth:`DockerJail.check_available` runs.
 """
 
 from __future__ import annotations
@@ -15,39 +16,39 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-from pathlib import Path
 from typing import Any
 
-from awctl.envs.sandbox import CONTROL_DIR, SandboxedShell
 from awctl.errors import EnvironmentUnavailable
+
+from .jail import Jail, JailSpec
+from .protocol import CONTROL_DIR, bash_argv
 
 DEFAULT_IMAGE = "awctl-sandbox:latest"
 
 
-class DockerShell(SandboxedShell):
-    """:class:`SandboxedShell` in a Docker container. ``docker_host`` (e.g. ``unix:///tmp/x/docker.sock``)
-    defaults to ``$DOCKER_HOST``; ``cpus`` and ``pids_limit`` bound the container."""
+class DockerJail(Jail):
+    """:class:`~.jail.Jail` in a Docker container. ``docker_host`` (e.g. ``unix:///tmp/x/docker.sock``)
+    defaults to ``$DOCKER_HOST``; ``cpus`` and ``pids_limit`` bound the container; the image defaults to
+    ``DEFAULT_IMAGE``."""
 
     def __init__(
-        self,
-        workspace: Path | None = None,
-        *,
-        docker_host: str | None = None,
-        cpus: float = 1.0,
-        pids_limit: int = 256,
-        **kwargs: Any,
+        self, spec: JailSpec, *, docker_host: str | None = None, cpus: float = 1.0, pids_limit: int = 256
     ) -> None:
-        kwargs["backend"] = "docker"
-        super().__init__(workspace, **kwargs)
-        self.image = self.image or DEFAULT_IMAGE
+        super().__init__(spec)
         self.docker_host = docker_host or os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
         self.cpus = cpus
         self.pids_limit = pids_limit
         self._client: Any = None
         self._container: Any = None
 
-    def _check_available(self) -> None:
-        missing = [p for p in ("docker", *(["tmux"] if self.terminal else [])) if shutil.which(p) is None]
+    @property
+    def image(self) -> str:
+        return self.spec.image or DEFAULT_IMAGE
+
+    def check_available(self) -> None:
+        missing = [
+            p for p in ("docker", *(["tmux"] if self.spec.terminal else [])) if shutil.which(p) is None
+        ]
         if missing:
             raise EnvironmentUnavailable(
                 f"the docker sandbox needs {', '.join(missing)} on PATH",
@@ -68,29 +69,30 @@ class DockerShell(SandboxedShell):
                 hint="start one (awctl.envs.dockerd.DockerEngine) or set DOCKER_HOST",
             ) from None
 
-    def _prepare(self) -> None:
-        (self._ctl / "run").chmod(0o755)
+    def prepare(self) -> None:
+        spec = self.spec
+        spec.control.chmod(0o755)
         self._container = self._client.containers.run(
             self.image,
             ["sleep", "999999999"],
             detach=True,
             network_mode="none",
-            mem_limit=f"{self.memory_mb}m",
-            memswap_limit=f"{self.memory_mb}m",
+            mem_limit=f"{spec.memory_mb}m",
+            memswap_limit=f"{spec.memory_mb}m",
             nano_cpus=int(self.cpus * 1e9),
             pids_limit=self.pids_limit,
             hostname="sandbox",
             read_only=True,  # like bubblewrap: only the workspace and a private /tmp are writable
             tmpfs={"/tmp": "rw,size=256m"},
-            working_dir=self.mount_point,
+            working_dir=spec.mount_point,
             volumes={
-                str(self.workspace): {"bind": self.mount_point, "mode": "rw"},
-                str(self._ctl / "run"): {"bind": CONTROL_DIR, "mode": "ro"},
+                str(spec.workspace): {"bind": spec.mount_point, "mode": "rw"},
+                str(spec.control): {"bind": CONTROL_DIR, "mode": "ro"},
             },
-            labels={"awctl.sandbox": self._nonce},
+            labels={"awctl.sandbox": spec.label},
         )
 
-    def _teardown(self) -> None:
+    def teardown(self) -> None:
         if self._container is not None:
             with contextlib.suppress(Exception):
                 self._container.remove(force=True)
@@ -99,28 +101,28 @@ class DockerShell(SandboxedShell):
             with contextlib.suppress(Exception):
                 self._client.close()
 
-    def _shell_argv(self, interactive: bool) -> list[str]:
+    def shell_argv(self, interactive: bool) -> list[str]:
         argv = ["docker", "-H", self.docker_host, "exec", "-i"]
         if interactive:
             argv.append("-t")
-        for key, value in self._shell_env().items():
+        for key, value in self.shell_env().items():
             argv += ["-e", f"{key}={value}"]
-        argv += ["-w", self.mount_point, self._container.id]
-        return argv + self._bash_argv(interactive)
+        argv += ["-w", self.spec.mount_point, self._container.id]
+        return argv + bash_argv(interactive)
 
-    def _shell_env(self) -> dict[str, str]:
-        env = super()._shell_env()
+    def shell_env(self) -> dict[str, str]:
+        env = super().shell_env()
         # busybox's applets live in /bin; TERM must be one busybox tools and bash know without terminfo.
-        env["TERM"] = "xterm" if self.terminal else "dumb"
+        env["TERM"] = "xterm" if self.spec.terminal else "dumb"
         return env
 
-    def _kill_children(self) -> None:
-        if self._container is not None and self._shell_nspid:
+    def kill_children(self, host_pid: int, shell_nspid: int) -> None:
+        if self._container is not None and shell_nspid:
             with contextlib.suppress(Exception):
                 # busybox pkill has no -P: kill the shell's direct children found through /proc.
                 script = (
                     "for s in /proc/[0-9]*/status; do while read -r k v; do "
-                    f'[ "$k" = PPid: ] && [ "$v" = {self._shell_nspid} ] && kill -9 "${{s//[^0-9]/}}"; '
+                    f'[ "$k" = PPid: ] && [ "$v" = {shell_nspid} ] && kill -9 "${{s//[^0-9]/}}"; '
                     'done < "$s"; done 2>/dev/null'
                 )
                 self._container.exec_run(["/bin/bash", "-c", script])
