@@ -60,13 +60,6 @@ def adb(tmp_path: Path) -> Iterator[StandIn]:
         yield _install(tmp_path, mp)
 
 
-@pytest.fixture(scope="module")
-def module_adb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandIn]:
-    """The stand-in on PATH for a whole module (recordings shared by its tests)."""
-    with pytest.MonkeyPatch.context() as mp:
-        yield _install(tmp_path_factory.mktemp("adb"), mp)
-
-
 def fast_env(**overrides: Any) -> Any:
     """An AdbEnv that does not pause (the stand-in answers at once)."""
     from awctl_domains.android.env import AdbEnv
