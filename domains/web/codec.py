@@ -36,8 +36,14 @@ of the last action, as the real environment writes them::
 ``URL: …`` / ``Title: …`` lines without a tabs block, any ``#`` heading level and trees without a heading are
 read too. Blocks that are neither (free text, HTML, Markdown) are kept verbatim; the observation's
 ``representation`` says which page form it carries (``axtree``, ``html`` or ``text``). ``render(parse(x))``
-returns ``x`` byte for byte. A block recognised as a tree whose later line is not a node raises
-:class:`~awctl.errors.CodecError` naming the line.
+returns ``x`` byte for byte. A block declared a tree by its heading (``# Accessibility tree``,
+``## AXTree:``) whose later line is not a node raises :class:`~awctl.errors.CodecError` naming the line; a
+block without such a heading that only starts like a tree (another program's layout) is kept as text with
+the first offending line in ``problems``, and the ``lines_parse`` verifier judges it against the layout the
+trajectory established.
+
+WebArena's id-based action syntax (``click [42]``, ``type [57] [text] [1]``, ``scroll [down]``, ``stop
+[answer]``) is read as a second dialect and written back in it; verifiers do not interpret it.
 """
 
 from __future__ import annotations
@@ -166,6 +172,7 @@ class WebAction:
 
     name: str
     args: tuple[tuple[str, Any], ...] = ()
+    dialect: str = "browsergym"
 
     def get(self, key: str, default: Any = None) -> Any:
         for k, v in self.args:
@@ -186,6 +193,9 @@ def _literal(value: Any) -> str:
 
 
 def render_call(action: WebAction) -> str:
+    if action.dialect == "webarena":
+        args = [str(v) for _, v in action.args]
+        return action.name + "".join(f" [{a}]" for a in args)
     spec = ACTIONS[action.name]
     parts = []
     values = dict(action.args)
@@ -280,6 +290,29 @@ def _literal_value(node: ast.expr, where: str) -> Any:
         raise CodecError("arguments must be literals (strings, numbers, lists)", where=where) from None
 
 
+# WebArena's own id-based action syntax (its paper's prompt): ``click [42]``, ``type [57] [text] [1]``...
+# Read as a second dialect and written back in it; verifiers do not interpret it (its ids are not bids).
+WEBARENA_ACTIONS: dict[str, tuple[int, int]] = {  # op -> (min, max) bracketed arguments
+    "click": (1, 1), "hover": (1, 1), "type": (2, 3), "press": (1, 1), "scroll": (1, 1), "new_tab": (0, 0),
+    "tab_focus": (1, 1), "close_tab": (0, 0), "goto": (1, 1), "go_back": (0, 0), "go_forward": (0, 0),
+    "stop": (0, 1), "noop": (0, 0),
+}
+_WEBARENA = re.compile(r"^\s*([a-z_]+)((?:\s*\[[^\n]*?\](?=\s*\[|\s*$))*)\s*$")
+_WEBARENA_ARG = re.compile(r"\[([^\n]*?)\](?=\s*\[|\s*$)")
+
+
+def parse_webarena(text: str) -> WebAction | None:
+    """A one-line action in WebArena's syntax, or ``None`` when ``text`` is not one."""
+    m = _WEBARENA.match(text)
+    if not m or m.group(1) not in WEBARENA_ACTIONS:
+        return None
+    args = _WEBARENA_ARG.findall(m.group(2))
+    low, high = WEBARENA_ACTIONS[m.group(1)]
+    if not low <= len(args) <= high:
+        return None
+    return WebAction(m.group(1), tuple((f"arg{i}", a) for i, a in enumerate(args)), dialect="webarena")
+
+
 class WebActionCodec(ActionCodec):
     """BrowserGym high-level action calls: ``parse`` gives a list of :class:`WebAction` (one per call)."""
 
@@ -291,12 +324,19 @@ class WebActionCodec(ActionCodec):
         try:
             tree = ast.parse(text, mode="exec")
         except SyntaxError as exc:
+            foreign = parse_webarena(text)
+            if foreign is not None:
+                return [foreign]
             raise CodecError(f"not a Python call: {exc.msg}", where=f"line {exc.lineno or 1}",
                              hint="write one call per line, e.g. fill('12', 'text')") from None
         except (ValueError, MemoryError, RecursionError, OverflowError) as exc:
             raise CodecError(f"not a Python call: {type(exc).__name__}") from None
         if not tree.body:
             raise CodecError("no action call (only comments)", hint="write one call per line, e.g. click('12')")
+        if len(tree.body) == 1 and not isinstance(getattr(tree.body[0], "value", None), ast.Call):
+            foreign = parse_webarena(text)  # ``go_back`` or ``new_tab`` alone are Python names
+            if foreign is not None:
+                return [foreign]
         return [_call_from_node(node, f"line {node.lineno}") for node in tree.body]
 
     def render(self, action: WebAction | list[WebAction]) -> str:
@@ -328,6 +368,7 @@ _PROP_NAME = re.compile(r"[A-Za-z][\w-]*")
 _HEADING = re.compile(r"^(#{1,6}) ?(.*?)(:?)$")
 _TAB_LINE = re.compile(r"^Tab (\d+)( \(active tab\))?:$")
 _TAB_FIELD = re.compile(r"^([ \t]+)(Title|URL): ?(.*)$")
+_TREE_HEADING = re.compile(r"tree|axtree|accessibility", re.I)
 _FIELD_LINE = re.compile(r"^(URL|Title|Url|Page title|Current URL): (.*)$")
 
 
@@ -518,6 +559,7 @@ class Block:
     nodes: list[AXNode] = field(default_factory=list)
     first_line: int = 1
     indent: str = "    "  # of a tabs block's Title/URL lines
+    problem: str | None = None  # a text block that starts like a tree: its first line that is not a node
 
 
 @dataclass
@@ -581,6 +623,11 @@ class WebObservation:
         if block is None:
             return None
         return block.text.split("\n", 1)[1] if "\n" in block.text else ""
+
+    @property
+    def problems(self) -> list[str]:
+        """For blocks that start like a tree without being declared one, the first line that is not a node."""
+        return [b.problem for b in self.blocks if b.problem]
 
     @property
     def representation(self) -> str:
@@ -672,9 +719,12 @@ def _classify(chunk: str, first_line: int) -> Block:
             try:
                 nodes.append(parse_node_line(lines[k], first_line + k))
             except ValueError as exc:
-                raise CodecError(f"not an accessibility-tree node: {exc}: {lines[k][:120]!r}",
-                                 where=f"line {first_line + k}",
-                                 hint="each tree line is <tabs>[bid] role 'name'[ value='...'][, property]...") from None
+                message = f"not an accessibility-tree node: {exc}: {lines[k][:120]!r}"
+                if start and _TREE_HEADING.search(head):
+                    raise CodecError(message, where=f"line {first_line + k}",
+                                     hint="each tree line is <tabs>[bid] role 'name'[ value='...'][, property]...") from None
+                # Not declared a tree: another program's layout that merely starts like one; kept as text.
+                return Block("text", chunk, first_line=first_line, problem=f"line {first_line + k}: {message}")
         return Block("tree", chunk, heading=head if start else None, nodes=nodes, first_line=first_line)
     return Block("text", chunk, first_line=first_line)
 

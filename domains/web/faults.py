@@ -12,7 +12,6 @@ import random
 from collections.abc import Callable
 
 from awctl.domain import Fault, TurnContext
-from awctl.errors import CodecError
 
 from .codec import FLAG, LOCAL_EDITS, AXNode, WebObservation, WebObservationCodec
 from .verifiers import (
@@ -52,12 +51,7 @@ def _broken_line(ctx: TurnContext, rng: random.Random) -> str | None:
         return None
     node = rng.choice(named)
     node.raw = node.render().replace(repr(node.name), node.name.replace("'", "") + " :", 1)  # type: ignore[union-attr]
-    text = CODEC.render(obs)
-    try:
-        CODEC.parse(text)
-    except CodecError:
-        return text
-    return None
+    return CODEC.render(obs)
 
 
 def _indent_jump(ctx: TurnContext, rng: random.Random) -> str | None:

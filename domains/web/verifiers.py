@@ -3,10 +3,11 @@
 Every expectation comes from the trajectory: the page before a turn is the previous turn's observation, or
 for the first turn the observation in the system prompt's initial state; the representation (accessibility
 tree, HTML, text) is the one the initial state uses. A verifier returns ``None`` (abstains) when the turn
-does not establish what it needs — no tree before or after, an action of another kind, an error shown for
-the action, several calls in one action where the check needs one.
+does not establish what it needs — no tree before or after, an action of another kind (or in WebArena's
+syntax), an error shown for the action, several calls in one action where the check needs one.
 
-* ``lines_parse`` — the observation parses: every line of a tree block is a node line.
+* ``lines_parse`` — every line of a tree is a node line: in a block declared a tree (the codec raises), and
+  in a block that starts like one where the initial state or the previous page shows BrowserGym trees.
 * ``indent_step`` — the tree starts at depth 0 and each line is at most one tab deeper than the line before.
 * ``unique_bids`` — no bid appears on two lines.
 * ``target_exists`` — the element an action names existed in the previous observation (else the page must
@@ -27,6 +28,7 @@ the action, several calls in one action where the check needs one.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -61,12 +63,30 @@ def find_observation(text: str) -> WebObservation | None:
         return whole
     lines = text.split("\n")
     for i, line in enumerate(lines):
-        low = line.lower()
-        if (line.startswith("#") and "tab" in low) or line.startswith("RootWebArea "):
-            found = _parse("\n".join(lines[i:]))
+        if (line.startswith("#") and "tab" in line.lower()) or line.startswith("RootWebArea "):
+            found = _parse_prefix(lines[i:])
             if found is not None and found.tree is not None:
                 return found
     return whole if whole is not None and whole.representation != "text" else None
+
+
+def _parse_prefix(lines: list[str]) -> WebObservation | None:
+    """The observation made of ``lines`` up to the first line that is not part of it (a closing code fence,
+    the next prompt section), found by cutting before each line the codec rejects."""
+    for _ in range(8):
+        try:
+            obs = CODEC.parse("\n".join(lines))
+        except CodecError as exc:
+            where = exc.where or ""
+        else:
+            if not obs.problems:
+                return obs
+            where = obs.problems[0]
+        m = re.match(r"line (\d+)", where)
+        if not m or int(m.group(1)) <= 1:
+            return None
+        lines = lines[: int(m.group(1)) - 1]
+    return None
 
 
 def current(ctx: TurnContext) -> WebObservation | None:
@@ -91,11 +111,13 @@ def previous(ctx: TurnContext) -> WebObservation | None:
 
 
 def calls(ctx: TurnContext) -> list[WebAction] | None:
+    """The turn's BrowserGym calls (``None`` when the action does not parse or is in another dialect)."""
     if "web_calls" not in ctx.state:
         try:
-            ctx.state["web_calls"] = ACTIONS.parse(ctx.action)
+            found = ACTIONS.parse(ctx.action)
         except CodecError:
-            ctx.state["web_calls"] = None
+            found = None
+        ctx.state["web_calls"] = found if found and all(c.dialect == "browsergym" for c in found) else None
     return ctx.state["web_calls"]
 
 
@@ -124,12 +146,18 @@ def _strip_fragment(url: str) -> str:
 
 
 @verifier("lines_parse", "every line of the accessibility tree is a node: [bid] role 'name' value=… , props")
-def lines_parse(ctx: TurnContext) -> VerifyResult:
+def lines_parse(ctx: TurnContext) -> VerifyResult | None:
     try:
-        CODEC.parse(ctx.observation)
+        obs = CODEC.parse(ctx.observation)
     except CodecError as exc:
         return _fail("lines_parse", exc.message)
-    return _ok("lines_parse")
+    if not obs.problems:
+        return _ok("lines_parse")
+    # A block that starts like a tree but is not one: wrong only where the trajectory shows real trees.
+    earlier = [observation_at(ctx, -1), previous(ctx)]
+    if any(o is not None and o.tree is not None for o in earlier):
+        return _fail("lines_parse", f"{obs.problems[0]} (the earlier pages are BrowserGym accessibility trees)")
+    return None
 
 
 @verifier("indent_step", "the tree starts at depth 0 and grows by at most one tab per line")

@@ -142,16 +142,26 @@ def test_non_canonical_quoting_is_kept_verbatim() -> None:
 
 
 @pytest.mark.parametrize("text, where", [
-    ("RootWebArea 'Shop'\n\t[3] link Home", "line 2"),
-    ("# Open tabs\nTab 0 (active tab):\n    Title: A\n    URL: http://a/\n\nRootWebArea 'A'\n\t[3] button 'x' oops",
-     "line 7"),
-    ("RootWebArea 'Shop'\n\t[3] link 'Home', url='http://x", "line 2"),
-    ("RootWebArea 'Shop'\n  [3] link 'Home'", "line 2"),
+    ("# Accessibility tree\nRootWebArea 'Shop'\n\t[3] link Home", "line 3"),
+    ("# Open tabs\nTab 0 (active tab):\n    Title: A\n    URL: http://a/\n\n## AXTree:\nRootWebArea 'A'\n"
+     "\t[3] button 'x' oops", "line 8"),
+    ("# Accessibility tree\nRootWebArea 'Shop'\n\t[3] link 'Home', url='http://x", "line 3"),
+    ("# Accessibility tree\nRootWebArea 'Shop'\n  [3] link 'Home'", "line 3"),
 ])
-def test_a_broken_tree_line_is_a_codec_error_naming_the_line(text: str, where: str) -> None:
+def test_a_broken_line_of_a_declared_tree_is_a_codec_error_naming_the_line(text: str, where: str) -> None:
     with pytest.raises(CodecError) as err:
         OBS.parse(text)
     assert err.value.where == where
+
+
+@pytest.mark.parametrize("text, problem", [
+    ("RootWebArea 'Shop - Cart'\n\tlink [12] 'Home'\n\tbutton [42] 'Checkout' focused: True", "line 2"),
+    ("URL: http://a/\n\nRootWebArea 'Shop'\n\t[3] link Home", "line 4"),
+])
+def test_a_block_that_only_starts_like_a_tree_is_kept_as_text_with_its_problem(text: str, problem: str) -> None:
+    obs = OBS.parse(text)
+    assert obs.representation == "text" and obs.problems[0].startswith(problem + ": not an accessibility-tree node")
+    assert OBS.render(obs) == text
 
 
 def test_environment_layout_parses_to_what_was_rendered() -> None:
@@ -190,6 +200,18 @@ def test_actions_parse_to_their_canonical_text(text: str, canonical: str) -> Non
     assert ACT.parse(canonical) == parsed
 
 
+@pytest.mark.parametrize("text, canonical", [
+    ("click [42]", "click [42]"), ("type [57] [ada@example.org] [1]", "type [57] [ada@example.org] [1]"),
+    ("scroll  [down]", "scroll [down]"), ("go_back", "go_back"), ("new_tab", "new_tab"),
+    ("goto [http://localhost:7770/search?q=tent]", "goto [http://localhost:7770/search?q=tent]"),
+    ("stop [N/A]", "stop [N/A]"), ("press [Meta+Shift+t]", "press [Meta+Shift+t]"),
+])
+def test_webarena_action_syntax_is_read_and_written_back_in_its_own_dialect(text: str, canonical: str) -> None:
+    (call,) = ACT.parse(text)
+    assert call.dialect == "webarena" and call.bids == ()
+    assert ACT.render([call]) == canonical and ACT.parse(canonical) == [call]
+
+
 def test_action_values_are_typed_and_defaults_filled() -> None:
     (call,) = ACT.parse("click('7')")
     assert call == WebAction("click", (("bid", "7"), ("button", "left"), ("modifiers", ())))
@@ -205,8 +227,12 @@ def test_action_values_are_typed_and_defaults_filled() -> None:
     ("click('1', force=True)", "unknown argument"), ("noop(1e999)", "finite"), ("tab_focus(True)", "integer"),
     ("click('1', button='top')", "one of"), ("click('1', modifiers=['Hyper'])", "list of"),
     ("goto(url)", "literals"), ("", "empty"), ("# nothing", "only comments"), ("fill('1', 'a\0')\0", "Python"),
+    ("clik [4]", "expected an action call"), ("click [1] [2]", "expected an action call"), ("go_back", None),
 ])
-def test_bad_actions_are_codec_errors_that_say_what_is_wrong(text: str, fragment: str) -> None:
+def test_bad_actions_are_codec_errors_that_say_what_is_wrong(text: str, fragment: str | None) -> None:
+    if fragment is None:  # a bare name is WebArena's syntax, not an error
+        assert ACT.parse(text)[0].dialect == "webarena"
+        return
     with pytest.raises(CodecError) as err:
         ACT.parse(text)
     assert fragment in str(err.value)

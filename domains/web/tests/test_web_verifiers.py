@@ -155,3 +155,24 @@ def test_a_failing_verifier_names_the_line(recorded: list[Trajectory]) -> None:
     lines[k] = "\t\t" + lines[k]
     result = VERIFIERS["indent_step"](TurnContext.at(traj, 0, "\n".join(lines)))
     assert not result.ok and result.message.startswith(f"line {k + 1}:")
+
+
+def test_the_initial_page_is_found_inside_a_prompt_with_other_sections() -> None:
+    from awctl_domains.web.verifiers import find_observation
+
+    prompt = ("## Initial State\nThe browser shows:\n```\n# Open tabs\nTab 0 (active tab):\n    Title: A\n"
+              "    URL: http://a.test/\n\nRootWebArea 'A', focused\n\t[5] link 'B', url='http://a.test/b'\n```\n\n"
+              "## Simulation Instruction\nPredict the page.")
+    found = find_observation(prompt)
+    assert found is not None and found.url == "http://a.test/" and found.bid_of("link", "B") == "5"
+
+
+def test_a_tree_in_another_layout_fails_lines_parse_only_where_the_trajectory_shows_real_trees() -> None:
+    tree = "RootWebArea 'Shop', focused\n\t[5] link 'Cart', url='http://a.test/cart'"
+    other = "RootWebArea 'Shop'\n\tlink [5] 'Cart'"
+    established = Trajectory(id="t", domain="web", system=DOMAIN.sections_for(None, tree),
+                             turns=[Turn(action="noop()", observation=other)])
+    result = VERIFIERS["lines_parse"](TurnContext.at(established, 0))
+    assert not result.ok and result.message.startswith("line 2: not an accessibility-tree node")
+    foreign = Trajectory(id="t", domain="web", turns=[Turn(action="click [5]", observation=other)] * 2)
+    assert [r.check for r in run_verifiers(DOMAIN, foreign, 1)] == []  # nothing established: all abstain
