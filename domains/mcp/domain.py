@@ -6,16 +6,15 @@ Nothing here imports the ``mcp`` SDK; the real environment and the servers impor
 from __future__ import annotations
 
 import importlib.util
-import json
+import re
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from awctl.domain import Domain, Importer, Perturbation, Task, Verifier
-from awctl.errors import CodecError
+from awctl.domain import Domain, Fault, Importer, Perturbation, Task, Verifier
 from awctl.prompts import PromptBuilder
 from awctl.trajectory import SystemPrompt
 
-from .codec import McpActionCodec, McpObservationCodec, _strip_fence
+from .codec import McpActionCodec, McpObservationCodec
 from .importers import OPENAI_CHAT
 from .perturbations import PERTURBATIONS
 from .prompts import mcp_prompt_builder, mcp_sections
@@ -24,6 +23,8 @@ from .verifiers import VERIFIERS
 
 if TYPE_CHECKING:
     from awctl.env import Environment
+
+_AWB_FENCE = re.compile(r"\A```json\n(.*)\n```\Z", re.S)
 
 
 class McpDomain(Domain):
@@ -65,29 +66,30 @@ class McpDomain(Domain):
     def perturbations(self) -> list[Perturbation]:
         return list(PERTURBATIONS)
 
-    # ── AgentWorldBench: the action is a fenced JSON tool call, the observation the JSON response ──
+    def faults(self) -> list[Fault]:
+        from .faults import FAULTS
+
+        return list(FAULTS)
+
+    # ── AgentWorldBench: the action is a fenced JSON tool call, the observation the result as written ──
     def from_awb_action(self, body: str) -> str:
-        """Canonical request text for a (possibly fenced, possibly shorthand) tool call; unparseable bodies
-        pass through unchanged so the verifiers, not the converter, report them."""
-        try:
-            return self.action_codec.render(self.action_codec.parse(body))
-        except CodecError:
-            return body
+        """The JSON inside the body's ```json fence, kept as written (``{"name", "arguments"}`` or a
+        ``tools/call`` request); a body that is not exactly one fence passes through unchanged (the codec
+        reads fences too, and the verifiers, not the converter, report what does not parse)."""
+        match = _AWB_FENCE.match(body)
+        if match and self.to_awb_action(match.group(1)) == body:
+            return match.group(1)
+        return body
 
     def to_awb_action(self, action: str) -> str:
-        return f"```json\n{action.strip()}\n```"
+        if action.lstrip().startswith("```"):
+            return action
+        return f"```json\n{action}\n```"
 
     def from_awb_observation(self, body: str) -> str:
-        """The JSON-RPC response text. A bare CallToolResult (no envelope) is wrapped with ``id: null``,
-        because the body alone does not say which request it answers."""
-        text = _strip_fence(body.strip()).strip()
-        try:
-            obj = json.loads(text)
-        except json.JSONDecodeError:
-            return body
-        if isinstance(obj, dict) and "jsonrpc" not in obj and "content" in obj:
-            obj = {"jsonrpc": "2.0", "id": None, "result": obj}
-        return json.dumps(obj, ensure_ascii=False)
+        """Unchanged: every form a source writes (JSON-RPC response, CallToolResult, content blocks, plain
+        text, fenced or not) is an observation the codec reads as it is."""
+        return body
 
     def to_awb_observation(self, observation: str) -> str:
         return observation

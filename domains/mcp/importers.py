@@ -13,11 +13,14 @@ JSONL (one per line; ``.gz``/``.zst`` too). A conversation looks like::
        {"role": "tool", "tool_call_id": "call_1", "content": "hello"}]}
 
 Each answered tool call becomes a turn: the action is the canonical ``tools/call`` request (ids 1, 2, ...
-in call order; the log's call id is kept in ``metadata["tool_call_id"]``), the observation a result with
-the tool message's content as text blocks (``image_url`` data-URL parts become image blocks). OpenAI logs
-have no error flag; a tool message's non-standard ``"is_error": true`` is honoured. The tools become the
-``json mcp-tools`` block of the action space (``parameters`` -> ``inputSchema``). Calls never answered are
-dropped and counted in ``metadata["unanswered_calls"]``.
+in call order; the log's call id is kept in ``metadata["tool_call_id"]``), the observation the tool
+message's content as content blocks (text parts become text blocks, ``image_url`` data-URL parts image
+blocks). OpenAI logs have no error flag, so by default the observation is the block list alone -- writing
+``"isError": false`` would claim every failed call succeeded. A log that records errors with the
+non-standard ``"is_error"`` field on its tool messages (on any of them) gets JSON-RPC responses whose
+``isError`` is that flag. The tools become the ``json mcp-tools`` block of the action space
+(``parameters`` -> ``inputSchema``). Calls never answered are dropped and counted in
+``metadata["unanswered_calls"]``.
 """
 
 from __future__ import annotations
@@ -116,6 +119,8 @@ def conversation_to_trajectory(conv: dict[str, Any], where: str, fallback_id: st
     turns: list[Turn] = []
     user, agent_system, final = [], [], None
     next_id = 1
+    # Only a log that flags errors can say a call succeeded.
+    flags_errors = any(isinstance(m, dict) and "is_error" in m for m in messages)
     for m, msg in enumerate(messages):
         here = f"{where}: messages[{m}]"
         if not isinstance(msg, dict):
@@ -153,19 +158,18 @@ def conversation_to_trajectory(conv: dict[str, Any], where: str, fallback_id: st
                 raise InputError(f"{here}: tool_call_id {call_id!r} answers no earlier tool call")
             call, text, _ = pending.pop(call_id)
             order.remove(call_id)
-            result = {
-                "content": _content_blocks(msg.get("content"), f"{here}.content"),
-                "isError": bool(msg.get("is_error")),
-            }
+            blocks = _content_blocks(msg.get("content"), f"{here}.content")
+            observation: Any = blocks
+            if flags_errors:
+                result = {"content": blocks, "isError": bool(msg.get("is_error"))}
+                observation = {"jsonrpc": "2.0", "id": call.id, "result": result}
             meta: dict[str, Any] = {"tool_call_id": call_id}
             if text:
                 meta["assistant_text"] = text
             turns.append(
                 Turn(
                     action=_codec.render(call),
-                    observation=json.dumps(
-                        {"jsonrpc": "2.0", "id": call.id, "result": result}, ensure_ascii=False
-                    ),
+                    observation=json.dumps(observation, ensure_ascii=False),
                     metadata=meta,
                 )
             )

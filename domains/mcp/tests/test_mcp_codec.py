@@ -41,8 +41,12 @@ def test_canonical_request_round_trips() -> None:
         "```\n" + CANON + "\n```",
     ],
 )
-def test_shorthand_forms_render_canonically(text: str) -> None:
-    assert actions.render(actions.parse(text)) == CANON
+def test_every_action_form_reads_as_one_call_and_renders_back_byte_for_byte(text: str) -> None:
+    # Lossless (issue 10): a source's own form is kept; a call built in code renders canonically.
+    call = actions.parse(text)
+    assert call == actions.parse(CANON)
+    assert actions.render(call) == text
+    assert actions.render(ToolCall(call.name, call.arguments, call.id)) == CANON
 
 
 def test_shorthand_without_id_gets_id_1_and_no_arguments_means_empty() -> None:
@@ -95,12 +99,14 @@ def test_observation_parse_and_errors() -> None:
     for bad, where in [
         ('{"jsonrpc": "2.0", "id": 1}', "observation"),
         ('{"jsonrpc": "2.0", "id": 1, "result": {}, "error": {}}', "observation"),
-        ('{"id": 1, "result": {}}', "observation.jsonrpc"),
+        ('{"jsonrpc": "1.0", "id": 1, "result": {}}', "observation.jsonrpc"),
         ('{"jsonrpc": "2.0", "result": {}}', "observation.id"),
     ]:
         with pytest.raises(CodecError) as err:
             observations.parse(bad)
         assert err.value.where == where
+    # Without "jsonrpc" a JSON object is no JSON-RPC message: a tool's own JSON output, read as text.
+    assert observations.parse('{"id": 1, "result": {}}').form == "text"
 
 
 def test_normalize_ignores_key_order_and_meta() -> None:

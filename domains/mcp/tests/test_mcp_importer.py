@@ -70,8 +70,9 @@ def test_json_array_and_list_content_parts(tmp_path: Path) -> None:
     path.write_text(json.dumps([conv]))
     (traj,) = load_openai_chat(path)
     assert traj.id == "log-0"
+    # no tool message flags errors: the observation is the content blocks alone, no invented isError
     obs = json.loads(traj.turns[0].observation)
-    assert obs["result"]["content"][1] == {"type": "image", "data": "aGk=", "mimeType": "image/png"}
+    assert obs[1] == {"type": "image", "data": "aGk=", "mimeType": "image/png"}
     assert traj.turns[0].metadata["assistant_text"] == "Looking."
     assert traj.metadata["unanswered_calls"] == 1
     assert tools_from_trajectory(traj) is None

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 import sys
@@ -73,17 +72,18 @@ def test_perturbations_cover_the_required_faults() -> None:
 def test_agentworldbench_hooks_round_trip(recorded) -> None:
     turn = recorded["mcp/notes/fix-plan-day"].turns[0]
     body = DOMAIN.to_awb_action(turn.action)
-    assert body.startswith("```json\n")
+    assert body == f"```json\n{turn.action}\n```"
     assert DOMAIN.from_awb_action(body) == turn.action
-    assert (
-        DOMAIN.from_awb_action('{"name": "read_note", "arguments": {"path": "work/plan.md"}}') == turn.action
-    )
+    # A source's own action form is kept as written (lossless), not rewritten into a JSON-RPC request.
+    shorthand = '{"name": "read_note", "arguments": {"path": "work/plan.md"}}'
+    assert DOMAIN.from_awb_action(f"```json\n{shorthand}\n```") == shorthand
+    assert DOMAIN.action_codec.parse(shorthand) == DOMAIN.action_codec.parse(turn.action)
     assert DOMAIN.from_awb_action("not json") == "not json"
-    assert json.loads(DOMAIN.from_awb_observation(DOMAIN.to_awb_observation(turn.observation))) == json.loads(
-        turn.observation
-    )
-    bare = DOMAIN.from_awb_observation('```json\n{"content": [], "isError": false}\n```')
-    assert json.loads(bare) == {"jsonrpc": "2.0", "id": None, "result": {"content": [], "isError": False}}
+    assert DOMAIN.from_awb_observation(DOMAIN.to_awb_observation(turn.observation)) == turn.observation
+    # A bare CallToolResult stays a bare CallToolResult (no envelope with an invented id).
+    bare = '```json\n{"content": [], "isError": false}\n```'
+    assert DOMAIN.from_awb_observation(bare) == bare
+    assert DOMAIN.observation_codec.parse(bare).form == "result"
 
 
 def test_real_env_factory_is_lazy() -> None:
