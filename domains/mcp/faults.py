@@ -20,7 +20,7 @@ from awctl.domain import Fault, TurnContext
 
 from .codec import McpObservation, McpObservationCodec, split_frame
 from .reading import block_kinds, other_turns, structured_of, tools_of, view
-from .verifiers import _lax_coercible, _schema_errors
+from .verifiers import lax_coercible, schema_errors
 
 _codec = McpObservationCodec()
 _PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNg+M/A8B8ABQACAeIhvDMAAAAASUVORK5CYII="
@@ -191,8 +191,8 @@ def plant_invalid_arguments_accepted(ctx: TurnContext, rng: random.Random) -> st
     schema = tools.get(turn.call.name, {}).get("inputSchema")
     if not isinstance(schema, dict):
         return None
-    errors, _ = _schema_errors(schema, turn.call.arguments)
-    if not errors or all(_lax_coercible(e) for e in errors):
+    errors, _ = schema_errors(schema, turn.call.arguments)
+    if not errors or all(lax_coercible(e) for e in errors):
         return None
     return _codec.render(McpObservation(_success_form(obs), _as_success(obs, rng), ctx.observation))
 
@@ -223,7 +223,7 @@ def plant_output_schema_violation(ctx: TurnContext, rng: random.Random) -> str |
     else:
         key = rng.choice(sorted(structured))
         structured[key] = _wrong_type(structured[key])
-    if not _schema_errors(schema, structured)[0]:
+    if not schema_errors(schema, structured)[0]:
         return None  # the schema allows it: no violation was planted
     return _rewrite(ctx, obs, _with_result(obs, result))
 

@@ -3,10 +3,12 @@ result, and what each tool's results look like. Verifiers and planted faults rea
 both take their expectations from the trajectory itself, never from a server awctl runs.
 
 The form a turn should have comes from the *other* turns of the trajectory (a candidate observation must
-not vouch for itself): when they all belong to one family (see :data:`codec.FAMILIES`; plain-text turns
-beside JSON ones are tolerated, since a harness may print an exception where it dumps results), that family
-is established. With no other turns, awctl's own action schema in the system prompt establishes JSON-RPC
-responses. Otherwise nothing is established and form checks abstain.
+not vouch for itself): when their JSON forms all belong to one family (see :data:`codec.FAMILIES`) and make
+up at least half of them, that family is established (plain-text turns beside JSON ones are tolerated,
+since a harness may print an exception where it dumps results); when plain text is the majority, ``text``
+is (a tool's own JSON output now and then does not make results of a text trajectory). With no other
+turns, awctl's own action schema in the system prompt establishes JSON-RPC responses. Otherwise nothing is
+established and form checks abstain.
 """
 
 from __future__ import annotations

@@ -46,7 +46,7 @@ def _json_type(value: Any) -> str:
     )
 
 
-def _schema_errors(schema: dict[str, Any], value: Any) -> tuple[list[Any], str | None]:
+def schema_errors(schema: dict[str, Any], value: Any) -> tuple[list[Any], str | None]:
     """``(errors, schema_problem)``: the validation errors of ``value``, best first."""
     import jsonschema
 
@@ -63,7 +63,7 @@ def _where(error: Any) -> str:
 
 
 def _schema_error(schema: dict[str, Any], value: Any) -> str | None:
-    errors, problem = _schema_errors(schema, value)
+    errors, problem = schema_errors(schema, value)
     if problem:
         return problem
     return f"{_where(errors[0])}: {errors[0].message}" if errors else None
@@ -213,7 +213,7 @@ _INT_TEXT = re.compile(r"\s*[+-]?\d+\s*")
 _BOOL_TEXT = {"true", "false", "1", "0", "yes", "no", "on", "off", "t", "f", "y", "n"}
 
 
-def _lax_coercible(error: Any) -> bool:
+def lax_coercible(error: Any) -> bool:
     """A type mismatch that lax validators (pydantic's default mode) convert instead of rejecting:
     ``"5"`` for an integer or number, ``"true"``/``1`` for a boolean."""
     if error.validator != "type":
@@ -248,8 +248,8 @@ def _strict_validation_established(ctx: TurnContext, tools: dict[str, dict[str, 
             continue
         schema = tools.get(other.call.name, {}).get("inputSchema")
         if isinstance(schema, dict):
-            errors, _ = _schema_errors(schema, other.call.arguments)
-            if errors and all(_lax_coercible(e) for e in errors):
+            errors, _ = schema_errors(schema, other.call.arguments)
+            if errors and all(lax_coercible(e) for e in errors):
                 return True
     return False
 
@@ -263,7 +263,7 @@ def check_arguments_schema(ctx: TurnContext) -> VerifyResult | None:
     schema = tools[call.name].get("inputSchema")
     if not isinstance(schema, dict):
         return None
-    errors, problem = _schema_errors(schema, call.arguments)
+    errors, problem = schema_errors(schema, call.arguments)
     if problem:
         return None  # the declaration itself is broken: nothing to hold the server to
     if not errors:
@@ -272,7 +272,7 @@ def check_arguments_schema(ctx: TurnContext) -> VerifyResult | None:
         return None
     if obs.is_error:
         return VerifyResult(name, True)
-    if all(_lax_coercible(e) for e in errors) and not _strict_validation_established(ctx, tools):
+    if all(lax_coercible(e) for e in errors) and not _strict_validation_established(ctx, tools):
         return (
             None  # e.g. "5" for an integer: lax servers accept it, and nothing here says this one is strict
         )
@@ -522,7 +522,7 @@ def check_result_fits_tool(ctx: TurnContext) -> VerifyResult | None:
             schema = spec.get("outputSchema")
             if other == call.name or not isinstance(schema, dict):
                 continue
-            if isinstance(structured, dict) and not _schema_errors(schema, structured)[0]:
+            if isinstance(structured, dict) and not schema_errors(schema, structured)[0]:
                 return f"; it fits {other}'s outputSchema instead"
         return ""
 
