@@ -126,21 +126,48 @@ class OsAction:
         return "code"
 
     def typed_text(self) -> str | None:
-        """The text this action types, when every typing call is literal and nothing else presses keys
-        (``None`` otherwise): what a text field receiving the keystrokes gains."""
+        """The text this action types, when every typing call is literal and the other calls only move the
+        pointer, click, wait or move the caret (``None`` otherwise): what a text field receiving the
+        keystrokes gains. Enter counts as a line break."""
         parts: list[str] = []
         for call in self.calls:
             if call.name in ("typewrite", "write") and call.text is not None:
                 parts.append(call.text)
             elif call.name in ("typewrite", "write") and call.keys and all(len(k) == 1 for k in call.keys):
                 parts.append("".join(call.keys))
-            elif call.name in ("press",) and call.keys and all(k in ("enter", "return", "\n") for k in call.keys):
+            elif call.name == "press" and call.keys and all(k in ("enter", "return", "\n") for k in call.keys):
                 parts.append("\n" * len(call.keys) * max(1, call.clicks or 1))
-            elif call.name in ("moveTo", "sleep"):
+            elif call.name in _POINTER_CALLS or call.name == "sleep" or (
+                call.name in ("press", "hotkey") and call.keys and _caret_only(call.keys)
+            ):
                 continue
             else:
                 return None
         return "".join(parts) if parts else None
+
+    def focus_point(self) -> tuple[float, float] | None:
+        """Where the last click before the first typed character lands (the field that gets the text), or
+        None when the action types without clicking first (or clicks where its code does not say)."""
+        point = None
+        for call in self.calls:
+            if call.name in ("typewrite", "write", "press"):
+                break
+            if call.name in _POINTER_CALLS and call.name not in ("moveTo", "move", "moveRel"):
+                point = call.point
+        return point
+
+
+_POINTER_CALLS = frozenset({"moveTo", "move", "moveRel", "click", "leftClick", "doubleClick", "tripleClick"})
+_CARET_KEYS = frozenset({"home", "end", "up", "down", "left", "right", "pageup", "pagedown", "pgup", "pgdn"})
+_MODIFIERS = frozenset({"ctrl", "ctrlleft", "ctrlright", "shift", "shiftleft", "shiftright"})
+
+
+def _caret_only(keys: tuple[str, ...]) -> bool:
+    """Keys that move the caret or select (Ctrl+End, Shift+Down, Ctrl+A...) and insert nothing."""
+    rest = [k for k in keys if k not in _MODIFIERS]
+    if keys == ("ctrl", "a"):
+        return True
+    return bool(rest) and all(k in _CARET_KEYS for k in rest)
 
 
 # ── pyautogui signatures (positional parameter names) ────────────────────────────────────────────────

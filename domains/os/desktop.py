@@ -26,6 +26,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 import weakref
@@ -194,6 +195,9 @@ class DesktopSession:
         self._executor: subprocess.Popen[bytes] | None = None
         self._exec_pipes: tuple[Any, Any] | None = None
         self._finalizer: weakref.finalize | None = None
+        # The reader and the executor each serve one request at a time (the stand-in server is threaded).
+        self._reader_lock = threading.Lock()
+        self._exec_lock = threading.RLock()
 
     # ── life cycle ──
     @property
@@ -371,6 +375,10 @@ class DesktopSession:
 
     def read_apps(self) -> list[dict[str, Any]]:
         """The AT-SPI reader's applications (JSON form)."""
+        with self._reader_lock:
+            return self._read_apps()
+
+    def _read_apps(self) -> list[dict[str, Any]]:
         if self._reader is None or self._reader.poll() is not None:
             raise EnvironmentUnavailable("the AT-SPI reader is not running")
         assert self._reader.stdin is not None and self._reader.stdout is not None
@@ -459,6 +467,10 @@ class DesktopSession:
     def run_code(self, code: str) -> ExecResult:
         """Run Python ``code`` in the session (pyautogui imported); a hung action is ended after
         ``exec_timeout_s`` and the executor restarted."""
+        with self._exec_lock:
+            return self._run_code(code)
+
+    def _run_code(self, code: str) -> ExecResult:
         if self._exec_pipes is None or self._executor is None or self._executor.poll() is not None:
             self._start_executor()
         assert self._exec_pipes is not None

@@ -18,7 +18,6 @@ from .a11y import NAMESPACES, A11yObservation, linearize, parse_observation, ren
 from .verifiers import (
     _active,
     _closes,
-    _focused_editable,
     _node_at,
     _squash,
     action,
@@ -26,6 +25,7 @@ from .verifiers import (
     previous,
     screen_size,
     top_windows,
+    typing_target,
 )
 
 
@@ -118,10 +118,10 @@ def typed_text_lost(ctx: TurnContext, rng: random.Random) -> str | None:
     if act is None or prev is None or prev.tree is None or obs is None or obs.tree is None:
         return None
     typed = act.typed_text()
-    focused = _focused_editable(prev)
-    if not typed or not _squash(typed) or len(focused) != 1:
+    target = typing_target(act, prev)
+    if not typed or not _squash(typed) or target is None:
         return None
-    path, before = focused[0]
+    path, before = target
     after = _node_at(obs.tree, path)
     if after is None or after.tag != before.tag or _squash(typed) in _squash(before.text or ""):
         return None

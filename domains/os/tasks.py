@@ -95,11 +95,15 @@ def _guard(fn: Callable[[Environment], CheckResult]) -> Callable[[Environment], 
 
 
 def read_saved_file(env: Environment, rel: str, attempts: int = 6) -> str | None:
-    """Open ``~/rel`` in a separate mousepad and return its text (None if no such window appeared)."""
+    """Open ``~/rel`` in a separate mousepad and return its text (None if no such window appeared).
+
+    The editor is started detached from the action's output (an OSWorld server's ``/execute`` waits for
+    the output pipes to close, which a GUI program holding them never does)."""
     name = rel.rsplit("/", 1)[-1]
     tree = tree_of(env.step(code(
         "import os, subprocess\n"
-        f"subprocess.Popen(['mousepad', '--disable-server', os.path.expanduser('~/{rel}')])"
+        f"subprocess.Popen(['mousepad', '--disable-server', os.path.expanduser('~/{rel}')], "
+        "stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)"
     )).observation)
     for _ in range(attempts):
         # The separate instance is a new application node after the others; its window is named after the file.

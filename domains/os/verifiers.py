@@ -321,6 +321,35 @@ def _focused_editable(obs: A11yObservation) -> list[tuple[tuple[int, ...], Node]
     return [(p, n) for p, n in obs.tree.walk() if n.state("focused", st) and n.state("editable", st)]
 
 
+def typing_target(act: OsAction, prev: A11yObservation) -> tuple[tuple[int, ...], Node] | None:
+    """The text element that receives what ``act`` types: the editable element under its click when it
+    clicks first, else the one focused element; None when that is not clear."""
+    if prev.tree is None:
+        return None
+    st, cp = _st(prev), _cp(prev)
+    point = act.focus_point()
+    if point is not None:
+        under = [
+            (p, n) for p, n in prev.tree.walk()
+            if n.state("editable", st) and n.state("showing", st) and (box := _box(n, cp)) is not None
+            and box[0] <= point[0] < box[2] and box[1] <= point[1] < box[3]
+        ]
+        # The deepest editable element under the pointer; several unrelated ones (overlapping windows): unclear.
+        if not under or any(under[-1][0][: len(p)] != p for p, _ in under):
+            return None
+        return under[-1]
+    for call in act.calls:
+        if call.name in ("typewrite", "write", "press"):
+            break
+        if call.name in _POINTER_CLICKS:
+            return None  # a click before typing whose target the code computes: the focus may move anywhere
+    focused = _focused_editable(prev)
+    return focused[0] if len(focused) == 1 else None
+
+
+_POINTER_CLICKS = ("click", "leftClick", "doubleClick", "tripleClick")
+
+
 def _node_at(root: Node, path: tuple[int, ...]) -> Node | None:
     node = root
     for i in path:
@@ -343,10 +372,10 @@ def typed_text_in_focus(ctx: TurnContext) -> VerifyResult | None:
     typed = act.typed_text()
     if not typed or not _squash(typed) or any(c < " " and c != "\n" for c in typed):
         return None
-    focused = _focused_editable(prev)
-    if len(focused) != 1:
+    target = typing_target(act, prev)
+    if target is None:
         return None
-    path, before = focused[0]
+    path, before = target
     st = _st(prev)
     if "\n" in typed and not before.state("multi_line", st):
         return None  # Enter in a one-line field activates something instead of inserting a line
