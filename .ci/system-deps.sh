@@ -9,6 +9,13 @@ command -v dockerd >/dev/null || need+=(docker.io)
 [ -x /bin/bash-static ] || need+=(bash-static)
 command -v git >/dev/null || need+=(git)
 command -v chromium >/dev/null || need+=(chromium)
+command -v Xvfb >/dev/null || need+=(xvfb)
+command -v dbus-daemon >/dev/null || need+=(dbus-daemon)
+[ -x /usr/libexec/at-spi-bus-launcher ] || need+=(at-spi2-core)
+[ -d /usr/lib/python3/dist-packages/pyatspi ] || need+=(python3-pyatspi)
+command -v openbox >/dev/null || need+=(openbox)
+command -v mousepad >/dev/null || need+=(mousepad)
+command -v galculator >/dev/null || need+=(galculator)
 if [ ${#need[@]} -eq 0 ]; then
   echo "system deps present"
   exit 0
