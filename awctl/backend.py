@@ -64,10 +64,3 @@ class Backend(ABC):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def build_backend(name: str, **options: Any) -> Backend:
-    """Build a registered backend by name (``awctl.plugins`` registry) with its options."""
-    from awctl.plugins import get_registry
-
-    return get_registry().backend(name).obj(**options)

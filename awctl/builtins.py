@@ -13,15 +13,16 @@ from awctl.hookspecs import hookimpl
 
 STAGES: dict[str, str] = {
     # kind: "module:StageClass"
-    "convert": "awctl.stages_data:ConvertStage",
-    "verify": "awctl.stages_data:VerifyStage",
-    "record": "awctl.stages_record:RecordStage",
-    "eval": "awctl.stages_eval:EvalStage",
-    "audit": "awctl.stages_eval:AuditStage",
-    "prep": "awctl.stages_prep:PrepStage",
-    "cpt": "awctl.stages_train:CptStage",
-    "sft": "awctl.stages_train:SftStage",
-    "rl": "awctl.stages_train:RlStage",
+    "convert": "awctl.stages.data:ConvertStage",
+    "verify": "awctl.stages.data:VerifyStage",
+    "record": "awctl.stages.record:RecordStage",
+    "eval": "awctl.stages.eval:EvalStage",
+    "audit": "awctl.stages.eval:AuditStage",
+    "simulate": "awctl.stages.simulate:SimulateStage",
+    "prep": "awctl.stages.prep:PrepStage",
+    "cpt": "awctl.stages.train:CptStage",
+    "sft": "awctl.stages.train:SftStage",
+    "rl": "awctl.stages.train:RlStage",
 }
 
 BACKENDS: dict[str, tuple[str, str]] = {

@@ -273,6 +273,13 @@ class Domain:
         """Planted faults, one kind per verifier at least (see :class:`Fault`)."""
         return []
 
+    def copy_baseline(self, trajectory: Trajectory, index: int) -> str | None:
+        """The no-knowledge prediction of turn ``index`` from what the model is shown (the history and the
+        action), e.g. a terminal echoing the typed command and showing the previous prompt again: the
+        rule every evaluation reports beside the models, which a world model must beat. ``None`` when the
+        domain has no such rule for that turn."""
+        return None
+
     # ── AgentWorldBench action/observation bodies (text under **Action:** / the observation marker) ──
     def from_awb_action(self, body: str) -> str:
         """The action text for an AgentWorldBench ``**Action:**`` body (default: unchanged)."""

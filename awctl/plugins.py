@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import inspect
 import os
 import sys
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -135,6 +136,35 @@ class Registry:
 
     def stage(self, kind: str) -> Registered:
         return self._named(self.stages, "stage kind", kind)
+
+    def reserve_commands(self, names: Iterable[str]) -> None:
+        """Refuse registered commands that would shadow ``names`` (the host's own commands); each refusal
+        is reported against the plugin that registered it. Idempotent."""
+        reserved = set(names)
+        for name in [n for n in self.commands if n in reserved]:
+            spec = self.commands.pop(name)
+            for info in self.plugins:
+                if info.name == spec.plugin:
+                    info.errors.append(f"command {name!r} would shadow a core command")
+                    if name in info.registered.get("commands", []):
+                        info.registered["commands"].remove(name)
+
+    # ── building what was registered (the one place that turns names into objects) ──
+    def build_backend(self, name: str, **options: Any) -> Any:
+        """A new backend ``name`` with ``options`` (its factory's keyword arguments)."""
+        return self.backend(name).obj(**options)
+
+    def build_judge(self, name: str, **options: Any) -> Any:
+        """A new judge ``name``. Besides ``options``, its factory receives the context it asks for by
+        parameter name: ``domains`` (the registered domains) and ``build_backend`` (to build a backend
+        by name, e.g. for a judge that calls a model)."""
+        factory = self.judge(name).obj
+        context = {"domains": self.domains, "build_backend": self.build_backend}
+        try:
+            params = inspect.signature(factory).parameters
+        except (TypeError, ValueError):  # a builtin or C callable: options only
+            params = {}
+        return factory(**{k: v for k, v in context.items() if k in params and k not in options}, **options)
 
     @property
     def problems(self) -> list[str]:
@@ -281,8 +311,6 @@ def _make_register(registry: Registry, kind: str, info: PluginInfo) -> Callable[
         else:
             name = args[0] if args else kwargs.get("name", kwargs.get("kind", ""))
             problem = None if isinstance(name, str) and name else "registered an empty name"
-        if problem is None and kind == "commands" and name in _core_commands():
-            problem = f"command {name!r} would shadow a core command"
         if problem is None and name in table:
             problem = f"{kind[:-1]} {name!r} is already registered by plugin {owner(table, name)!r}"
         if problem:
@@ -306,12 +334,6 @@ def _make_register(registry: Registry, kind: str, info: PluginInfo) -> Callable[
         _trace(f"{info.name} registered {kind[:-1]} {name!r}")
 
     return register
-
-
-def _core_commands() -> set[str]:
-    from awctl.cli.main import CORE_COMMANDS
-
-    return set(CORE_COMMANDS)
 
 
 def _check_domain(domain: Any) -> str | None:
@@ -340,3 +362,9 @@ def get_registry(refresh: bool = False) -> Registry:
 
 def get_domain(name: str) -> Any:
     return get_registry().domain(name)
+
+
+def build_backend(name: str, **options: Any) -> Any:
+    """:meth:`Registry.build_backend` on the process registry (for the CLI, scripts and tests; library code
+    gets backends or a registry passed in)."""
+    return get_registry().build_backend(name, **options)

@@ -63,15 +63,16 @@ class BackendPolicy:
         return text or None
 
 
-def resolve_policy(spec: str, domain: Domain | None = None, **backend_options: Any) -> Policy:
-    """``scripted`` or ``backend:NAME`` (options such as ``model``/``base_url`` go to the backend)."""
+def resolve_policy(
+    spec: str, domain: Domain, build_backend: Callable[..., Any] | None = None, **backend_options: Any
+) -> Policy:
+    """``scripted`` or ``backend:NAME``: an agent model behind backend ``NAME``, built with
+    ``build_backend`` (e.g. ``Registry.build_backend``) and ``backend_options`` (``model``, ``base_url``...)."""
     if spec == "scripted":
         return scripted_policy
     if spec.startswith("backend:"):
-        from awctl.backend import build_backend
-
-        if domain is None:
-            raise AwctlError("a backend policy needs the domain it acts in")
+        if build_backend is None:
+            raise AwctlError(f"policy {spec!r} needs a way to build backends", hint="pass build_backend")
         return BackendPolicy(build_backend(spec.partition(":")[2], **backend_options), domain)
     raise AwctlError(f"unknown policy {spec!r}", hint="use --policy scripted or --policy backend:NAME")
 
@@ -141,8 +142,7 @@ def record(
     tasks: list[Task],
     output: Path,
     *,
-    policy: str = "scripted",
-    policy_options: dict[str, Any] | None = None,
+    policy: Policy = scripted_policy,
     repeats: int = 1,
     workers: int = 1,
     env_settings: dict[str, Any] | None = None,
@@ -150,9 +150,10 @@ def record(
 ) -> RecordSummary:
     """Record ``repeats`` episodes of every task with ``workers`` parallel environments into ``output``.
 
-    A task whose episode raises is reported in ``summary.errors`` and skipped; the others are kept.
+    ``policy``: :func:`scripted_policy` (the reference solutions) or one from :func:`resolve_policy`. A
+    task whose episode raises is reported in ``summary.errors`` and skipped; the others are kept.
     """
-    pol = resolve_policy(policy, domain, **(policy_options or {}))
+    pol = policy
     if isinstance(pol, BackendPolicy):
         workers = 1  # the policy keeps per-episode state and one backend serves one episode at a time
     ok, why = domain.real_env_status()

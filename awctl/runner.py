@@ -158,6 +158,7 @@ class Runner:
         self, recipe: ResolvedRecipe, run_dir: Path, console: IO[str] | None, resuming: bool
     ) -> None:
         self.recipe = recipe
+        self.registry = recipe.registry
         self.run_dir = run_dir
         self.resuming = resuming
         self.metrics_path = run_dir / "metrics.jsonl"
@@ -284,6 +285,7 @@ class Runner:
                 project=self.recipe.project,
                 recipe=self.config,
                 log=log,
+                registry=self.registry,
                 artifacts=dict(self.artifacts),
                 seed=self.recipe.seed,
                 _metrics_path=self.metrics_path,

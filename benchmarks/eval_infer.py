@@ -27,10 +27,11 @@ sys.path.insert(0, str(ROOT))
 
 from awctl.eval.extract import inference_messages  # noqa: E402
 from awctl.eval.rows import iter_input_rows  # noqa: E402
+from awctl.plugins import get_registry  # noqa: E402
 
 
 def load_rows(n: int) -> list[dict]:
-    base = list(iter_input_rows([ROOT / "tests" / "fixtures" / "awb"]))
+    base = list(iter_input_rows([ROOT / "tests" / "fixtures" / "awb"], get_registry().domains))
     rows = []
     for i in range(n):
         row = dict(base[i % len(base)])
@@ -67,8 +68,8 @@ def sequential(rows: list[dict], base_url: str, model: str, max_tokens: int) -> 
 
 
 def concurrent(rows: list[dict], base_url: str, model: str, max_tokens: int, concurrency: int) -> tuple[float, list]:
-    from awctl.backend import build_backend
     from awctl.eval.infer import run_infer
+    from awctl.plugins import build_backend
 
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "pred.jsonl"

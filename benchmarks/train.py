@@ -51,7 +51,7 @@ def make_prep(work: Path, docs: int, block: int) -> Path:
                                 system=SystemPrompt(raw="Simulate a shell."), turns=turns))
     write_trajectories(work / "t.jsonl", trajs)
     run_prep(PrepConfig(inputs=[str(work / "t.jsonl")], out=str(work / "prep"), tokenizer="train:1024",
-                        block_size=block, split="train=1", verify=False, dedupe=False, allow_unknown_domains=True))
+                        block_size=block, split="train=1", verify=False, dedupe=False, allow_unknown_domains=True), {})
     return work / "prep"
 
 

@@ -46,7 +46,7 @@ def smollm2_gguf() -> Path:
     """The SmolLM2-135M-Instruct GGUF file, found as the stages find it (skips when not installed)."""
     pytest.importorskip("gguf")
     from awctl.errors import AwctlError
-    from awctl.stages_train import package_file
+    from awctl.models.paths import package_file
 
     try:
         path = Path(package_file(SMOLLM2))

@@ -10,8 +10,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from awctl.backend import ChatRequest, build_backend
+from awctl.backend import ChatRequest
 from awctl.errors import AwctlError
+from awctl.plugins import build_backend
 
 
 class Scripted(ThreadingHTTPServer):

@@ -6,8 +6,9 @@ import math
 
 import pytest
 
-from awctl.backend import ChatRequest, build_backend
+from awctl.backend import ChatRequest
 from awctl.errors import AwctlError
+from awctl.plugins import build_backend
 
 
 def chat(text: str, **kw) -> ChatRequest:

@@ -50,7 +50,8 @@ SCRIPT = textwrap.dedent("""
     import json, sys
 
     def main():
-        from awctl.backend import ChatRequest, build_backend
+        from awctl.backend import ChatRequest
+from awctl.plugins import build_backend
         from awctl.domain import ActionCodec, Domain, ObservationCodec
         from awctl.sim.env import SimEnv, step_many
 
@@ -131,7 +132,7 @@ def test_vllm_backend_generates_like_transformers(tmp_path, tiny_path):
 
 
 def test_openai_backend_against_vllm_serve(tiny_path):
-    from awctl.backend import build_backend
+    from awctl.plugins import build_backend
     from awctl.sim.launch import ServerProcess
 
     python = vllm_python()

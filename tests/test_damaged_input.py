@@ -122,7 +122,7 @@ def test_verify_and_prep_read_on_past_damaged_lines(tmp_path: Path) -> None:
     from awctl.data.pipeline import PrepConfig, run_prep
 
     manifest = run_prep(PrepConfig(inputs=[str(src)], out=str(tmp_path / "prep"), tokenizer="train:300",
-                                   split="train=1", allow_unknown_domains=True), domains=get_registry().domains)
+                                   split="train=1", allow_unknown_domains=True), get_registry().domains)
     assert (manifest["counts"]["quarantined"], manifest["counts"]["kept"]) == (2, 2)
 
 
@@ -139,7 +139,7 @@ def test_iter_lines_keeps_going_when_asked(tmp_path: Path) -> None:
 # ── every reader, fuzzed ─────────────────────────────────────────────────────────────────────────────
 
 def _importers() -> list[tuple[str, str, object]]:
-    return [(name, dname, imp) for name, offers in sorted(importer_formats().items()) for dname, imp in offers]
+    return [(name, dname, imp) for name, offers in sorted(importer_formats(get_registry().domains).items()) for dname, imp in offers]
 
 
 _damaged = st.one_of(
@@ -159,7 +159,7 @@ def test_every_importer_reports_damage_as_an_input_error_naming_the_file(
     path = tmp_path / pattern.replace("**/", "").replace("*", "fuzz")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(content)
-    read = reader_for(name, domain)
+    read = reader_for(name, get_registry().domains, domain)
     try:
         for traj in read(path):
             assert isinstance(traj, Trajectory)
@@ -175,6 +175,6 @@ def test_the_jsonl_readers_report_damage_as_an_input_error(fmt: str, content: by
     path = tmp_path / f"fuzz{suffix}"
     path.write_bytes(gzip.compress(content) if suffix == ".jsonl.gz" and content[:2] != b"\x1f\x8b" else content)
     try:
-        list(reader_for(fmt)(path))
+        list(reader_for(fmt, get_registry().domains)(path))
     except AwctlError as exc:
         assert path.name in exc.message, exc.message

@@ -17,7 +17,7 @@ from awctl.cli.data import data
 from awctl.config import ProjectConfig
 from awctl.errors import AwctlError
 from awctl.stages import StageContext
-from awctl.stages_data import ConvertOptions, ConvertStage, VerifyOptions, VerifyStage
+from awctl.stages.data import ConvertOptions, ConvertStage, VerifyOptions, VerifyStage
 from awctl.trajectory import Trajectory, Turn, read_trajectories, write_trajectories
 
 REPO = Path(__file__).resolve().parents[1]
@@ -278,7 +278,8 @@ def _ctx(tmp_path: Path, name: str, artifacts: dict | None = None) -> StageConte
     stage_dir = tmp_path / "run" / name
     stage_dir.mkdir(parents=True)
     return StageContext(
-        name, tmp_path / "run", stage_dir, ProjectConfig(root=REPO), {}, _Log(), artifacts=artifacts or {}
+        name, tmp_path / "run", stage_dir, ProjectConfig(root=REPO), {}, _Log(), plugins.get_registry(),
+        artifacts=artifacts or {},
     )
 
 

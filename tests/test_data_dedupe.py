@@ -33,7 +33,7 @@ def test_lsh_params_equal_datasketch_optimum(num_perm: int) -> None:
 def test_a_threshold_that_leaves_one_band_is_refused_with_a_hint() -> None:
     with pytest.raises(AwctlError) as err:
         Deduper(near_threshold=0.99)
-    assert "--near-dup" in (err.value.hint or "")
+    assert "--near-dup-threshold" in (err.value.hint or "")
 
 
 def test_near_duplicate_decisions_equal_datasketch_minhash_lsh() -> None:

@@ -129,7 +129,7 @@ def prepped(mixed, tmp_path_factory):
         seed=3,
         max_turns=12,
     )
-    manifest = run_prep(config)
+    manifest = run_prep(config, plugins.get_registry().domains)
     return out, manifest, config
 
 
@@ -249,7 +249,7 @@ def test_shard_slices_merge_into_the_full_run(prepped, mixed, tmp_path) -> None:
         cfg = config.model_copy(
             update={"out": str(tmp_path / f"s{i}"), "shard": f"{i}/2", "tokenizer": tok_dir}
         )
-        run_prep(cfg)
+        run_prep(cfg, plugins.get_registry().domains)
         parts.append(tmp_path / f"s{i}")
     merged = merge_outputs(parts, tmp_path / "merged")
     full_q = {(e["file"], e["line"], e["check"]): e for e in _quarantine(out)}
@@ -278,7 +278,8 @@ def test_rerun_with_worker_processes_is_byte_identical(prepped, tmp_path) -> Non
     again = run_prep(
         config.model_copy(
             update={"out": str(tmp_path / "again"), "tokenizer": str(out / "tokenizer"), "workers": 2}
-        )
+        ),
+        plugins.get_registry().domains,
     )
     a = [s["sha256"] for info in manifest["splits"].values() for s in info["shards"]]
     b = [s["sha256"] for info in again["splits"].values() for s in info["shards"]]
@@ -301,7 +302,8 @@ def test_sft_mode_trains_whole_assistant_turns(tmp_path, registry, prepped) -> N
                 mode=mode,
                 block_size=2048,
                 split="train=1",
-            )
+            ),
+            plugins.get_registry().domains,
         )
         res[mode] = load_shard(tmp_path / mode / m["splits"]["train"]["shards"][0]["path"])
     sft, cpt = res["sft"], res["cpt"]

@@ -118,7 +118,7 @@ def test_prep_sft_mode_never_splits_examples_and_counts_cuts_and_drops(tmp_path:
     block = 256
     manifest = run_prep(PrepConfig(inputs=[str(src)], out=str(tmp_path / "out"), tokenizer=str(tok_dir),
                                    mode="sft", sft_target="last", block_size=block, split="train=1",
-                                   verify=False, dedupe=False, allow_unknown_domains=True), domains={})
+                                   verify=False, dedupe=False, allow_unknown_domains=True), {})
     counts = manifest["counts"]
     assert counts["documents_split_across_blocks"] == 0
     assert counts["sft_examples_cut"] == 1 and counts["sft_examples_dropped"] == 1

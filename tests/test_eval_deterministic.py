@@ -52,7 +52,7 @@ def _judge_awb(rows: list[dict], corrupt=None, amount: float = 0.0) -> list[dict
     for row in rows:
         truth = row_view(row).ground_truth
         preds.append({**row, "gen": _gen(corrupt(truth, amount) if corrupt else truth)})
-    return list(judge_rows(preds, DeterministicJudge()))
+    return list(judge_rows(preds, DeterministicJudge(get_registry().domains)))
 
 
 def test_fixtures_cover_all_awb_domains() -> None:
@@ -156,14 +156,14 @@ def test_corruptions_are_nested_and_identity_at_zero() -> None:
 def test_output_diagnostics_cost_format_and_realism() -> None:
     rows = [r for r in _awb_rows() if r["task"].endswith("terminal")][:1]
     truth = row_view(rows[0]).ground_truth
-    untagged = list(judge_rows([{**rows[0], "gen": truth}], DeterministicJudge()))[0]
+    untagged = list(judge_rows([{**rows[0], "gen": truth}], DeterministicJudge(get_registry().domains)))[0]
     assert untagged["format"] == 4 and untagged["factuality"] == 5
     hedged = list(judge_rows([{**rows[0], "gen": _gen(truth + "\nThe output would probably be longer.")}],
-                             DeterministicJudge()))[0]
+                             DeterministicJudge(get_registry().domains)))[0]
     assert hedged["realism"] <= 3
 
 
 def test_empty_generation_fails_like_the_official_judge() -> None:
     row = {**_awb_rows()[0], "gen": ""}
-    out = list(judge_rows([row], DeterministicJudge()))[0]
+    out = list(judge_rows([row], DeterministicJudge(get_registry().domains)))[0]
     assert out["failed"] == 1.0 and out["error_message"] == "No model generation"

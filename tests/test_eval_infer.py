@@ -14,6 +14,7 @@ from awctl.cli.main import cli
 from awctl.eval.extract import inference_messages, row_view
 from awctl.eval.replay_server import ReplayServer
 from awctl.eval.rows import iter_input_rows, row_key
+from awctl.plugins import get_registry
 
 FIXTURES = Path(__file__).parent / "fixtures"
 AWB = FIXTURES / "awb"
@@ -35,7 +36,7 @@ def official_messages(job: dict) -> list[dict]:
 
 
 def _all_rows() -> list[dict]:
-    return list(iter_input_rows([AWB]))
+    return list(iter_input_rows([AWB], get_registry().domains))
 
 
 def _oracle(rows: list[dict]):
@@ -75,7 +76,7 @@ def test_infer_generates_every_row_concurrently_and_resumes(tmp_path: Path) -> N
     for row in got:
         assert row["gen"].startswith("<think>")
         original = next(r for r in rows if row_key(r) == row_key(row))
-        assert {k: v for k, v in row.items() if k != "gen"} == original  # AWB row kept, plus gen
+        assert {k: v for k, v in row.items() if k not in ("gen", "gen_provenance")} == original  # + gen
 
 
 def test_failed_generations_are_recorded_empty_and_redone_on_resume(tmp_path: Path) -> None:
@@ -109,7 +110,7 @@ def test_failed_generations_are_recorded_empty_and_redone_on_resume(tmp_path: Pa
 
 def test_trajectory_input_and_chained_run_score_a_perfect_simulator_100(tmp_path: Path) -> None:
     inputs = [AWB / "search_test.jsonl", AWB / "terminal_test.jsonl", FIXTURES / "eval" / "search_recorded.jsonl"]
-    rows = list(iter_input_rows(inputs))
+    rows = list(iter_input_rows(inputs, get_registry().domains))
     assert any(r["id"].startswith("search-search/") for r in rows)  # trajectories became rows with ids
     with ReplayServer(_oracle(rows)) as srv:
         result = CliRunner().invoke(cli, [

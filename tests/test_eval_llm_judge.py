@@ -104,7 +104,7 @@ def test_cli_judge_retries_clamps_fails_and_penalises_manipulation(tmp_path: Pat
     with ReplayServer(respond) as srv:
         args = ["eval", "judge", str(_write(tmp_path / "p.jsonl", preds)), "-o", str(tmp_path / "j.jsonl"),
                 "--judge", "llm", "--judge-backend", "openai", "--judge-base-url", srv.base_url,
-                "--judge-model", "replay", "--max-retries", "3", "--json"]
+                "--judge-model", "replay", "--judge-opt", "max_retries=3", "--json"]
         result = CliRunner().invoke(cli, args)
         counts = dict(seen)
         # Resume: judged rows are kept; only the row whose judging failed is judged again.
@@ -112,7 +112,10 @@ def test_cli_judge_retries_clamps_fails_and_penalises_manipulation(tmp_path: Pat
     assert again.exit_code == 0, again.output
     assert seen == {"GOOD": counts["GOOD"], "NEVER": counts["NEVER"] + 3}
     assert len((tmp_path / "j.jsonl").read_text().splitlines()) == len(preds)
-    assert json.loads(again.output) == json.loads(result.output)
+    first, second = json.loads(result.output), json.loads(again.output)
+    assert (first.pop("judged"), first.pop("reused")) == (4, 0)
+    assert (second.pop("judged"), second.pop("reused")) == (1, 3)  # the failed judge call, judged again
+    assert second == first
     assert result.exit_code == 0, result.output
     judged = {r["id"]: r for r in map(json.loads, (tmp_path / "j.jsonl").read_text().splitlines())}
     good = judged[rows[0]["id"]]
@@ -133,9 +136,9 @@ def test_cli_judge_retries_clamps_fails_and_penalises_manipulation(tmp_path: Pat
 def test_llm_judge_over_the_tiny_transformers_model(tmp_path: Path) -> None:
     # A random-init model cannot grade; what must hold is that its answers go through the real
     # transformers backend, fail strict parsing, are retried, and end as failed rows with the raw output.
-    from awctl.backend import build_backend
     from awctl.eval.judging import judge_rows
     from awctl.eval.llm_judge import LLMJudge
+    from awctl.plugins import build_backend
 
     row = {**_rows("terminal")[0], "gen": "<predicted_observation>ok</predicted_observation>"}
     judge = LLMJudge(build_backend("transformers", model="tiny"), max_retries=2, max_tokens=8, temperature=0.0)

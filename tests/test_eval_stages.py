@@ -11,9 +11,9 @@ import pytest
 from awctl.eval.extract import inference_messages, row_view
 from awctl.eval.replay_server import ReplayServer
 from awctl.eval.rows import iter_input_rows
+from awctl.plugins import get_registry
 from awctl.recipe import load_recipe
 from awctl.runner import run_recipe
-from awctl.stages_eval import exact_match
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
@@ -57,7 +57,7 @@ fail_under = {fail_under}
 
 
 def _responder():
-    rows = list(iter_input_rows([FIXTURES / "awb" / "mcp_test.jsonl"]))
+    rows = list(iter_input_rows([FIXTURES / "awb" / "mcp_test.jsonl"], get_registry().domains))
     table = {json.dumps(inference_messages(r)): row_view(r).ground_truth_raw for r in rows}
     return lambda messages, body: f"<predicted_observation>\n{table.get(json.dumps(messages), 'x')}\n" \
                                   "</predicted_observation>"
@@ -71,8 +71,9 @@ def test_eval_and_audit_stages_write_scores_and_reports(project: Path) -> None:
     scores = json.loads((run_dir / "stages" / "bench" / "scores.json").read_text())
     assert scores["domains"]["mcp"]["scores"]["total_score"] == pytest.approx(100.0)
     # Replaying the ground truth is an exact match on every row; report.md says so for the eval stage.
-    n = len(list(iter_input_rows([FIXTURES / "awb" / "mcp_test.jsonl"])))
-    assert f"Exact match: {n}/{n} (100.0%)" in (run_dir / "report.md").read_text()
+    n = len(list(iter_input_rows([FIXTURES / "awb" / "mcp_test.jsonl"], get_registry().domains)))
+    assert scores["exact"] == {"count": n, "of": n, "rate": 1.0}
+    assert f"| model | {n} | 100.00 | {n}/{n} (100.0%) |" in (run_dir / "report.md").read_text()
     audit = json.loads((run_dir / "stages" / "fidelity" / "audit.json").read_text())
     assert audit["overall"]["turns"] == 12 and (run_dir / "stages" / "fidelity" / "plots" / "score.png").exists()
 
@@ -83,10 +84,3 @@ def test_audit_stage_fail_under_fails_the_run(project: Path) -> None:
     assert outcome.status == "failed", outcome.error
     assert outcome.stages == {"bench": "done", "fidelity": "failed"}, outcome.error
     assert "below fail_under 90.0" in outcome.error
-
-
-def test_exact_match_counts_rows_the_judge_marked() -> None:
-    rows = [{"judge_details": {"exact": True}}, {"judge_details": {"exact": False}}, {"judge_details": {}},
-            {"total_score": 3}]
-    assert exact_match(rows) == (1, 2)
-    assert exact_match([{"judge_details": {"similarity": 1.0}}]) is None

@@ -19,12 +19,12 @@ else:  # pragma: no cover
 
 from awctl import plugins
 from awctl.errors import ConfigError
+from awctl.keyvalue import parse_value
 from awctl.recipe import (
     apply_overrides,
     dump_toml,
     find_recipe,
     load_recipe,
-    parse_value,
     shipped_recipes,
     validate_recipe,
 )

@@ -155,7 +155,7 @@ GSPO_SCRIPT = """
     from pathlib import Path
 
     def main():
-        from awctl.train.worker import run_stage
+        from awctl.stages.standalone import run_stage
         from awctl.trajectory import SystemPrompt, Trajectory, Turn, write_trajectories
 
         tmp = Path(sys.argv[1])

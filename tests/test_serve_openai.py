@@ -9,7 +9,8 @@ import urllib.request
 
 import pytest
 
-from awctl.backend import ChatRequest, build_backend
+from awctl.backend import ChatRequest
+from awctl.plugins import build_backend
 from awctl.sim.launch import ServerProcess
 
 

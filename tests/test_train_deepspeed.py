@@ -60,7 +60,7 @@ def _make_prep(tmp: Path) -> Path:
                                for k in range(3)]) for i in range(10)]
     write_trajectories(tmp / "t.jsonl", trajs)
     run_prep(PrepConfig(inputs=[str(tmp / "t.jsonl")], out=str(tmp / "prep"), tokenizer="train:400", block_size=128,
-                        split="train=1", verify=False, dedupe=False, allow_unknown_domains=True))
+                        split="train=1", verify=False, dedupe=False, allow_unknown_domains=True), {})
     return tmp / "prep"
 
 

@@ -18,7 +18,7 @@ def test_launchers_are_a_table_of_commands() -> None:
     spec = TrainSpec(launcher="deepspeed", deepspeed="z.json", nproc_per_node=8, nnodes=2, hostfile="hosts")
     cmd = launch_command(spec, ["launch.json"])
     assert cmd[:5] == ["deepspeed", "--hostfile", "hosts", "--num_nodes=2", "--num_gpus=8"]
-    assert cmd[-3:] == ["--module", "awctl.train.worker", "launch.json"]
+    assert cmd[-3:] == ["--module", "awctl.stages.worker", "launch.json"]
     tr = launch_command(TrainSpec(launcher="torchrun", nproc_per_node=4), ["l.json"])
     assert tr[:3] == ["torchrun", "--nproc_per_node=4", "--nnodes=1"]
 
@@ -54,6 +54,6 @@ def test_training_stage_modules_do_not_import_torch() -> None:
     import subprocess
     import sys
 
-    code = ("import sys, awctl.stages_train, awctl.cli.train, awctl.train.launch, awctl.train.config; "
+    code = ("import sys, awctl.stages.train, awctl.cli.train, awctl.train.launch, awctl.train.config; "
             "assert 'torch' not in sys.modules and 'deepspeed' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -33,7 +33,7 @@ def make_prep(tmp: Path, n: int = 12, block_size: int = 128) -> Path:
     write_trajectories(src, trajs)
     out = tmp / "prep"
     run_prep(PrepConfig(inputs=[str(src)], out=str(out), tokenizer="train:400", block_size=block_size,
-                        split="train=1", verify=False, dedupe=False, allow_unknown_domains=True))
+                        split="train=1", verify=False, dedupe=False, allow_unknown_domains=True), {})
     return out
 
 

@@ -31,7 +31,7 @@ def _trajs(path: Path) -> Path:
 
 def test_sft_stage_keeps_only_candidates_that_pass_verifiers_and_judge(tmp_path: Path) -> None:
     from awctl.eval.replay_server import ReplayServer
-    from awctl.train.worker import run_stage
+    from awctl.stages.standalone import run_stage
 
     seeds = set()
 
@@ -58,7 +58,7 @@ def test_sft_stage_keeps_only_candidates_that_pass_verifiers_and_judge(tmp_path:
 
 
 def test_rl_stage_runs_gspo_steps_and_resumes(tmp_path: Path) -> None:
-    from awctl.train.worker import run_stage
+    from awctl.stages.standalone import run_stage
 
     src = _trajs(tmp_path / "t.jsonl")
     opts = {"model": "tiny", "trajectories": [str(src)], "steps": 2, "tiny": TINY, "group_size": 2,
@@ -83,7 +83,7 @@ def test_lora_training_saves_merged_weights_and_resumable_adapter(tmp_path: Path
     pytest.importorskip("peft")
     from transformers import AutoModelForCausalLM
 
-    from awctl.train.worker import run_stage
+    from awctl.stages.standalone import run_stage
 
     src = _trajs(tmp_path / "t.jsonl")
     opts = {"model": "tiny", "trajectories": [str(src)], "steps": 2, "tiny": TINY, "group_size": 2,

@@ -23,7 +23,7 @@ from awctl.formats.view import STYLES, View, prompt_variant
 from awctl.plugins import get_registry
 from awctl.rl.expand import expand
 from awctl.sim.env import SimEnv
-from awctl.train.sft import _example
+from awctl.rl.rejection import _example
 from awctl.trajectory import Trajectory, read_trajectories
 
 FIXTURES = Path(__file__).parent / "fixtures" / "eval"

@@ -99,8 +99,10 @@ def convert(
       awctl data convert --from asciinema --domain terminal logs/*.cast -o casts.jsonl
     """
     from awctl.formats.convert import convert_files
+    from awctl.plugins import get_registry
 
-    counts = convert_files(list(inputs), output, from_format, to_format, domain, _echo_err if skip_bad else None)
+    counts = convert_files(list(inputs), output, from_format, to_format, get_registry().domains, domain,
+                           _echo_err if skip_bad else None)
     skipped = f"; skipped {counts['skipped']} damaged line(s)" if skip_bad else ""
     _echo_err(
         f"read {counts['trajectories']} trajectories from {len(inputs)} file(s); "

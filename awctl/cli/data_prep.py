@@ -18,7 +18,12 @@ from typing import Any
 
 import click
 
+from awctl.cli.model_flags import model_flags, model_values
 from awctl.cli.output import emit_json, table
+from awctl.data.config import PrepConfig
+
+# Not flags: the inputs and output are arguments; masking is --keep CATEGORY=P.
+_SKIP = ("inputs", "out", "mask")
 
 
 class _DefaultRunGroup(click.Group):
@@ -134,116 +139,41 @@ def _summary(manifest: dict[str, Any], out: Path) -> None:
     "-o", "--out", required=True, type=click.Path(file_okay=False, path_type=Path), help="Output folder."
 )
 @click.option(
-    "--tokenizer",
-    default="train:4096",
-    show_default=True,
-    help="A local HF tokenizer folder, or train:VOCAB to train a BPE tokenizer on the inputs.",
-)
-@click.option("--mode", type=click.Choice(["cpt", "sft"]), default="cpt", show_default=True)
-@click.option("--block-size", default=1024, show_default=True, type=click.IntRange(min=16))
-@click.option("--split", "split_spec", default="train=0.9,val=0.05,test=0.05", show_default=True)
-@click.option("--seed", default=0, show_default=True, type=int)
-@click.option("--shard", default="0/1", show_default=True, help="Process slice i of n (i/n) for fan-out.")
-@click.option(
     "--keep",
     multiple=True,
     metavar="CATEGORY=P",
     help="Keep probability of a masking category, e.g. --keep transform=0.5 (repeatable).",
 )
-@click.option("--min-turns", default=1, show_default=True, type=int)
-@click.option("--max-turns", default=None, type=int)
-@click.option(
-    "--max-chars", default=None, type=int, help="Drop trajectories longer than this (actions+observations)."
-)
-@click.option("--no-verify", is_flag=True, help="Run codecs only, not the domain's verifiers.")
-@click.option("--no-dedupe", is_flag=True, help="Keep duplicates.")
-@click.option(
-    "--near-dup", default=0.9, show_default=True, type=float, help="MinHash Jaccard threshold; 0 disables."
-)
-@click.option(
-    "--allow-unknown-domains", is_flag=True, help="Keep trajectories of unregistered domains (no checks)."
-)
-@click.option("--sft-target", type=click.Choice(["all", "last"]), default="all", show_default=True)
-@click.option(
-    "--workers",
-    default=0,
-    show_default=True,
-    type=click.IntRange(min=0),
-    help="Worker processes for masking and tokenization (0: in-process). Output does not depend on it.",
-)
-@click.option("--blocks-per-shard", default=1024, show_default=True, type=click.IntRange(min=1))
+@model_flags(PrepConfig, skip=_SKIP)
 @click.option("--json", "as_json", is_flag=True, help="Print the manifest as JSON instead of tables.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
-def run_cmd(
-    inputs: tuple[Path, ...],
-    out: Path,
-    tokenizer: str,
-    mode: str,
-    block_size: int,
-    split_spec: str,
-    seed: int,
-    shard: str,
-    keep: tuple[str, ...],
-    min_turns: int,
-    max_turns: int | None,
-    max_chars: int | None,
-    no_verify: bool,
-    no_dedupe: bool,
-    near_dup: float,
-    allow_unknown_domains: bool,
-    sft_target: str,
-    workers: int,
-    blocks_per_shard: int,
-    as_json: bool,
-    quiet: bool,
-) -> None:
-    """Prepare INPUT files/folders (unified JSONL, AgentWorldBench JSONL, domain raw logs; .gz/.zst)."""
+def run_cmd(inputs: tuple[Path, ...], out: Path, keep: tuple[str, ...], as_json: bool, quiet: bool,
+            **flags: Any) -> None:
+    """Prepare INPUT files/folders (unified JSONL, AgentWorldBench JSONL, domain raw logs; .gz/.zst).
+
+    Every option is a field of the prep stage's options (awctl.data.config.PrepConfig)."""
     from pydantic import ValidationError
 
-    from awctl.data.masking import MaskConfig
-    from awctl.data.pipeline import PrepConfig, run_prep
+    from awctl.data.pipeline import run_prep
     from awctl.errors import AwctlError
+    from awctl.keyvalue import parse_assignments
+    from awctl.plugins import get_registry
 
-    keep_map: dict[str, float] = {}
-    for item in keep:
-        name, sep, value = item.partition("=")
-        try:
-            keep_map[name.strip()] = float(value)
-        except ValueError:
-            sep = ""
-        if not sep:
-            raise click.BadParameter(f"{item!r}: write CATEGORY=P, e.g. transform=0.5", param_hint="--keep")
+    values = model_values(PrepConfig, flags, skip=_SKIP)
+    if keep:
+        values["mask"] = {"keep": parse_assignments(keep, "--keep", "CATEGORY=P")}
     try:
-        config = PrepConfig(
-            inputs=[str(p) for p in inputs],
-            out=str(out),
-            tokenizer=tokenizer,
-            mode=mode,  # type: ignore[arg-type]
-            block_size=block_size,
-            split=split_spec,
-            seed=seed,
-            shard=shard,
-            mask=MaskConfig(keep=keep_map) if keep_map else MaskConfig(),
-            min_turns=min_turns,
-            max_turns=max_turns,
-            max_chars=max_chars,
-            verify=not no_verify,
-            dedupe=not no_dedupe,
-            near_dup_threshold=near_dup if near_dup > 0 else None,
-            allow_unknown_domains=allow_unknown_domains,
-            sft_target=sft_target,  # type: ignore[arg-type]
-            blocks_per_shard=blocks_per_shard,
-            workers=workers,
-        )
+        config = PrepConfig.model_validate({**values, "inputs": [str(p) for p in inputs], "out": str(out)})
     except ValidationError as exc:
         from awctl.trajectory import format_validation_error
 
         raise AwctlError(f"invalid prep options: {format_validation_error(exc)}", hint="see --help") from None
+    domains = get_registry().domains
     if quiet or as_json:
-        manifest = run_prep(config)
+        manifest = run_prep(config, domains)
     else:
         with RichProgress() as progress:
-            manifest = run_prep(config, progress)
+            manifest = run_prep(config, domains, progress)
     if as_json:
         emit_json({k: v for k, v in manifest.items() if k != "sources"})
     else:

@@ -118,14 +118,30 @@ CHECKS: list[Callable[[], Check]] = [
 ]
 
 
+def check_domain_envs() -> list[Check]:
+    """One line per registered domain: can its real environment run here, and why not."""
+    from awctl.plugins import get_registry
+
+    out = []
+    for name, domain in sorted(get_registry().domains.items()):
+        try:
+            ok, why = domain.real_env_status()
+        except Exception as exc:  # a domain whose status check fails is reported, not fatal
+            ok, why = False, f"real_env_status raised {type(exc).__name__}: {exc}"
+        out.append(Check(f"{name} real env", bool(ok), why, f"awctl record -d {name}"))
+    return out
+
+
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def doctor(as_json: bool) -> None:
-    """Report which optional components work on this machine and what each enables."""
+    """Report which optional components work on this machine, what each enables, and each domain's real
+    environment."""
     results = []
-    for fn in CHECKS:
+    for fn in [*CHECKS, check_domain_envs]:
         try:
-            results.append(fn())
+            found = fn()
+            results.extend(found if isinstance(found, list) else [found])
         except Exception as exc:  # a broken optional component is a finding, not a crash
             results.append(Check(getattr(fn, "__name__", "check"), False, f"{type(exc).__name__}: {exc}", ""))
     if as_json:

@@ -32,6 +32,16 @@ CORE_COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+def cli_registry() -> Any:
+    """The plugin registry as the command line sees it: plugin commands that would shadow a core command
+    are refused (and reported by ``awctl plugins``)."""
+    from awctl.plugins import get_registry
+
+    registry = get_registry()
+    registry.reserve_commands(CORE_COMMANDS)
+    return registry
+
+
 def _load(target: str) -> click.Command:
     module, _, attr = target.partition(":")
     return getattr(importlib.import_module(module), attr)
@@ -41,9 +51,7 @@ class LazyGroup(click.Group):
     """Lists commands from a table and imports a command's module only when it is invoked."""
 
     def _plugin_commands(self) -> dict[str, Any]:
-        from awctl.plugins import get_registry
-
-        return get_registry().commands
+        return cli_registry().commands
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*CORE_COMMANDS, *self._plugin_commands()})

@@ -11,9 +11,9 @@ from awctl.cli.output import emit_json, table
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def plugins(as_json: bool) -> None:
     """List loaded plugins and any that failed to load."""
-    from awctl.plugins import get_registry
+    from awctl.cli.main import cli_registry
 
-    reg = get_registry()
+    reg = cli_registry()
     if as_json:
         emit_json([p.to_dict() for p in reg.plugins])
         return

@@ -1,4 +1,4 @@
-"""``awctl recipes list|show|validate``: the shipped recipes, one resolved, and validation of any."""
+"""``awctl recipes list|show|validate|cp``: the recipes, one resolved, validation, a copy to edit."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from awctl.cli.output import emit_json, table
 
 @click.group()
 def recipes() -> None:
-    """List, show and validate recipes."""
+    """List, show, validate and copy recipes."""
 
 
 def _split(args: tuple[str, ...]) -> tuple[list[str], list[str]]:
@@ -46,7 +46,7 @@ def _describe(path: Path) -> dict:
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def list_recipes(paths: tuple[Path, ...], as_json: bool) -> None:
-    """List the shipped recipes (the project's recipes/ folder) and any recipe PATHS given."""
+    """List the recipes (the project's recipes/ folder, then those shipped with awctl) and any PATHS given."""
     from awctl.recipe import shipped_recipes
 
     items = [_describe(p) for p in [*shipped_recipes(), *paths]]
@@ -117,3 +117,38 @@ def validate(args: tuple[str, ...], as_json: bool) -> None:
                     click.echo(f"  - {p}")
     if any(not r["ok"] for r in results):
         sys.exit(1)
+
+
+@recipes.command("cp")
+@click.argument("name")
+@click.argument("dest", required=False, type=click.Path(path_type=Path))
+@click.option("--force", is_flag=True, help="Overwrite files that exist.")
+def cp(name: str, dest: Path | None, force: bool) -> None:
+    """Copy the shipped recipe NAME to DEST (default: recipes/NAME.toml in the current project) to edit it.
+
+    Files the recipe names under recipes/ (e.g. DeepSpeed configs) are copied beside it, so its paths
+    stay valid."""
+    import re
+    import shutil
+
+    from awctl.config import load_project_config
+    from awctl.errors import InputError
+    from awctl.recipe import RECIPES_DIR, shipped_dir
+
+    folder = shipped_dir()
+    source = folder / f"{name}.toml" if folder else None
+    if source is None or not source.is_file():
+        known = sorted(p.stem for p in folder.glob("*.toml")) if folder else []
+        raise InputError(f"no shipped recipe {name!r}", hint=f"shipped recipes: {', '.join(known) or 'none'}")
+    project = load_project_config()
+    target = dest or project.resolve(RECIPES_DIR) / source.name
+    text = source.read_text(encoding="utf-8")
+    extras = sorted(set(re.findall(rf'"{RECIPES_DIR}/([^"]+)"', text)))
+    copies = [(source, target)] + [(folder / rel, target.parent / rel) for rel in extras if (folder / rel).is_file()]
+    clash = [str(t) for _, t in copies if t.exists()]
+    if clash and not force:
+        raise InputError(f"{', '.join(clash)} already exist(s)", hint="pass --force to overwrite, or another DEST")
+    for src, dst in copies:
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, dst)
+        click.echo(f"copied {src.name} -> {dst}")

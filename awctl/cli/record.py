@@ -25,15 +25,17 @@ def record(domain: str, suite: str | None, task_ids: tuple[str, ...], policy: st
     """Record trajectories by running a policy in a domain's real environment."""
     from awctl.cli.output import emit_json
     from awctl.config import load_project_config
-    from awctl.plugins import get_domain
+    from awctl.plugins import get_registry
     from awctl.record import record as run_record
-    from awctl.record import select_tasks
+    from awctl.record import resolve_policy, select_tasks
 
-    dom = get_domain(domain)
+    registry = get_registry()
+    dom = registry.domain(domain)
     tasks = select_tasks(dom, suite, limit, list(task_ids) or None)
+    options = {k: v for k, v in (("model", model), ("base_url", base_url)) if v}
     summary = run_record(
-        dom, tasks, output, policy=policy, repeats=repeats, workers=workers,
-        policy_options={k: v for k, v in (("model", model), ("base_url", base_url)) if v},
+        dom, tasks, output, policy=resolve_policy(policy, dom, registry.build_backend, **options),
+        repeats=repeats, workers=workers,
         env_settings=load_project_config().domain_settings(domain),
         on_episode=None if as_json else lambda t: click.echo(
             f"{'ok  ' if t.metadata['check']['ok'] else 'FAIL'} {t.id} ({len(t.turns)} turns)", err=True),

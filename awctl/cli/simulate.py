@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import json
 import shlex
 import sys
 from pathlib import Path
@@ -15,70 +14,37 @@ from typing import Any
 
 import click
 
+from awctl.cli.options import backend_flags, backend_spec, pop_backend
 from awctl.errors import AwctlError
+from awctl.keyvalue import parse_assignments
 
 
-def parse_kv(pairs: tuple[str, ...] | list[str], what: str = "option") -> dict[str, Any]:
-    """``key=value`` pairs → dict; values parse as JSON when they can (numbers, true/false, objects),
-    otherwise stay strings."""
-    out: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, raw = pair.partition("=")
-        if not sep or not key:
-            raise click.BadParameter(f"{what} {pair!r} must look like key=value")
-        try:
-            out[key] = json.loads(raw)
-        except json.JSONDecodeError:
-            out[key] = raw
-    return out
+def _build(name: str | None, options: dict[str, Any]) -> Any:
+    """A backend from ``--backend``/``-O`` style values, with the project defaults (see
+    :func:`awctl.cli.options.backend_spec`)."""
+    from awctl.plugins import get_registry
 
-
-def make_backend(name: str | None, model: str | None, options: dict[str, Any]) -> Any:
-    """Build a backend by name with ``model`` (project defaults from awctl.toml when not given)."""
-    from awctl.backend import build_backend
-    from awctl.config import load_project_config
-
-    defaults = load_project_config().defaults
-    name = name or defaults.backend
-    opts = dict(options)
-    model = model or (defaults.model if name != "openai" else None)
-    if model is not None:
-        opts.setdefault("model", model)
-    if name in ("transformers", "vllm") and "seed" not in opts:
-        opts["seed"] = defaults.seed
-    if name == "transformers" and "device" not in opts:
-        opts["device"] = defaults.device
+    spec = {"backend": name, "model": options.pop("model", None), "base_url": options.pop("base_url", None),
+            "api_key": options.pop("api_key", None), "backend_opt": ()}
+    backend_name, opts = backend_spec(spec)
+    opts.update(options)
     try:
-        return build_backend(name, **opts)
+        return get_registry().build_backend(backend_name, **opts)
     except TypeError as exc:
         raise AwctlError(
-            f"backend {name!r} does not take these options: {exc}",
+            f"backend {backend_name!r} does not take these options: {exc}",
             hint="see docs/serving.md for each backend's options",
         ) from None
 
 
-backend_options = [
-    click.option(
-        "--backend", "-b", default=None, help="Backend name (default: awctl.toml defaults.backend)."
-    ),
-    click.option(
-        "--model", "-m", default=None, help="Model: HF dir, .gguf file, 'tiny', or a served model name."
-    ),
-    click.option(
-        "--backend-option",
-        "-O",
-        "backend_opts",
-        multiple=True,
-        metavar="KEY=VALUE",
-        help="Backend option, e.g. -O base_url=http://127.0.0.1:8000/v1 -O batch_size=32.",
-    ),
-]
-
-
-def with_backend_options(fn: Any) -> Any:
-    for opt in reversed(backend_options):
-        fn = opt(fn)
-    return fn
+def make_backend(flags: dict[str, Any]) -> Any:
+    """The backend the command's :func:`~awctl.cli.options.backend_flags` name."""
+    spec = pop_backend(flags)
+    options = parse_assignments(spec.pop("backend_opt") or (), "--backend-opt")
+    for key in ("model", "base_url", "api_key"):
+        if spec.get(key) is not None:
+            options[key] = spec[key]
+    return _build(spec["backend"], options)
 
 
 @click.group()
@@ -162,7 +128,7 @@ def _repl_command(line: str, env: Any, console: Any, state: dict[str, Any]) -> b
             env.set_perturbation(None)
             console.print("perturbation off")
         else:
-            params = parse_kv(args[1:], "perturbation parameter")
+            params = parse_assignments(args[1:], "perturbation parameter")
             every = int(params.pop("every", 1))
             match = params.pop("match", None)
             env.set_perturbation(args[0], params, every, match)
@@ -174,9 +140,7 @@ def _repl_command(line: str, env: Any, console: Any, state: dict[str, Any]) -> b
         if not args:
             console.print(f"backend {env.backend.name} model {env.backend.model}")
         else:
-            opts = parse_kv(args[1:], "backend option")
-            model = opts.pop("model", None)
-            new = make_backend(args[0], model, opts)
+            new = _build(args[0], parse_assignments(args[1:], "backend option"))
             old, env.backend = env.backend, new
             old.close()
             console.print(f"switched to {new.name} ({new.model})")
@@ -197,7 +161,7 @@ def _repl_command(line: str, env: Any, console: Any, state: dict[str, Any]) -> b
 
 @simulate.command()
 @click.option("--domain", "-d", required=True, help="Domain to simulate (see `awctl domains`).")
-@with_backend_options
+@backend_flags()
 @click.option("--task-id", default=None, help="Start from this task of the domain.")
 @click.option("--instruction", default=None, help="Ad-hoc task instruction for the system prompt.")
 @click.option("--initial-state", default="", help="Initial-state section text.")
@@ -213,9 +177,6 @@ def _repl_command(line: str, env: Any, console: Any, state: dict[str, Any]) -> b
 @click.option("--match", default=None, help="Only actions matching this regex count for the perturbation.")
 def repl(
     domain: str,
-    backend: str | None,
-    model: str | None,
-    backend_opts: tuple[str, ...],
     task_id: str | None,
     instruction: str | None,
     initial_state: str,
@@ -227,22 +188,23 @@ def repl(
     params: tuple[str, ...],
     every: int,
     match: str | None,
+    **flags: Any,
 ) -> None:
     """Type actions and see the simulated observations (:help for commands)."""
     from rich.console import Console
 
-    from awctl.plugins import get_domain
+    from awctl.plugins import get_registry
     from awctl.sim.env import SimEnv
     from awctl.sim.server import SessionManager
 
     console = Console(highlight=False)
-    dom = get_domain(domain)
+    dom = get_registry().domain(domain)
     task = (
         SessionManager._task(dom, {"task_id": task_id, "instruction": instruction})
         if (task_id or instruction is not None)
         else None
     )
-    be = make_backend(backend, model, parse_kv(backend_opts, "backend option"))
+    be = make_backend(flags)
     env = SimEnv(
         dom,
         be,
@@ -253,7 +215,7 @@ def repl(
         temperature=temperature,
         resample=resample,
         perturbation=perturbation,
-        perturbation_params=parse_kv(params, "perturbation parameter"),
+        perturbation_params=parse_assignments(params, "--param"),
         perturb_every=every,
         perturb_match=match,
     )
@@ -298,139 +260,47 @@ def repl(
 # ── batch ────────────────────────────────────────────────────────────────────────────────────────────
 
 
-def _detect_format(path: Path) -> str:
-    from awctl.trajectory import iter_jsonl
-
-    for _, obj in iter_jsonl(path):
-        if "turns" in obj:
-            return "trajectories"
-        if any(k in obj for k in ("current_prompt", "system_str", "response")):
-            return "awb"
-        raise AwctlError(
-            f"{path}:1: neither a trajectory (no 'turns') nor an AgentWorldBench row",
-            hint="pass --format trajectories or --format awb",
-        )
-    raise AwctlError(f"{path} is empty")
-
-
-def iter_records(path: Path, fmt: str) -> Any:
-    """Chat records (:func:`awctl.formats.view.chat_records`) for every evaluated turn of ``path``."""
-    from awctl.formats import agentworldbench as awb
-    from awctl.formats.view import chat_records
-    from awctl.trajectory import read_trajectories
-
-    domains = awb.registry_domains()
-    trajs = read_trajectories(path) if fmt == "trajectories" else awb.read_rows(path, domains)
-    for traj in trajs:
-        yield from chat_records(traj, domains)
-
-
 @simulate.command()
 @click.argument("input_path", metavar="INPUT", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="Predictions JSONL.")
-@with_backend_options
+@backend_flags()
 @click.option(
     "--format", "fmt", type=click.Choice(["auto", "trajectories", "awb"]), default="auto", show_default=True
 )
+@click.option("--style", type=click.Choice(["agentworldbench", "awctl"]), default="agentworldbench",
+              show_default=True, help="Chat style the model was trained in.")
 @click.option("--batch-size", type=int, default=32, show_default=True, help="Requests per backend call.")
 @click.option("--limit", type=int, default=None, help="At most this many turns.")
 @click.option("--max-tokens", type=int, default=1024, show_default=True)
 @click.option("--temperature", type=float, default=0.0, show_default=True)
 @click.option("--seed", type=int, default=None)
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-def batch(
-    input_path: Path,
-    output: Path,
-    backend: str | None,
-    model: str | None,
-    backend_opts: tuple[str, ...],
-    fmt: str,
-    batch_size: int,
-    limit: int | None,
-    max_tokens: int,
-    temperature: float,
-    seed: int | None,
-    as_json: bool,
-) -> None:
-    """Teacher-forced replay: predict every turn of INPUT from its true history.
+def batch(input_path: Path, output: Path, fmt: str, style: str, batch_size: int, limit: int | None,
+          max_tokens: int, temperature: float, seed: int | None, as_json: bool, **flags: Any) -> None:
+    """Teacher-forced replay: predict every turn of INPUT from its true history (the ``simulate`` stage
+    kind's library call, :func:`awctl.sim.batch.simulate_batch`).
 
     Each output line: id, trajectory_id, domain, turn, prediction (parsed observation), raw_output,
     reasoning, reference (the recorded observation as the model sees it), diagnostics, finish_reason.
     """
-    import time
-
-    from awctl.backend import ChatRequest
-    from awctl.sim.parse import parse_output
-    from awctl.trajectory import open_text
+    from awctl.cli.output import emit_json
+    from awctl.plugins import get_registry
+    from awctl.sim.batch import detect_format, read_input, simulate_batch
 
     if batch_size < 1:
         raise click.BadParameter("must be at least 1", param_hint="--batch-size")
-    fmt = _detect_format(input_path) if fmt == "auto" else fmt
-    be = make_backend(backend, model, parse_kv(backend_opts, "backend option"))
-    start, written, empty = time.time(), 0, 0
-    try:
-        with open_text(output, "w") as out:
-            pending: list[dict[str, Any]] = []
-
-            def flush() -> None:
-                nonlocal written, empty
-                reqs = [
-                    ChatRequest(
-                        messages=r["messages"], max_tokens=max_tokens, temperature=temperature, seed=seed
-                    )
-                    for r in pending
-                ]
-                for rec, comps in zip(pending, be.generate(reqs), strict=True):
-                    comp = comps[0]
-                    parsed = parse_output(comp.text, comp.reasoning)
-                    empty += int(parsed.diagnostics["empty"])
-                    out.write(
-                        json.dumps(
-                            {
-                                "id": rec["id"],
-                                "trajectory_id": rec["trajectory_id"],
-                                "domain": rec["domain"],
-                                "turn": rec["turn"],
-                                "prediction": parsed.observation,
-                                "raw_output": comp.text,
-                                "reasoning": parsed.reasoning,
-                                "reference": rec["reference"],
-                                "diagnostics": parsed.diagnostics,
-                                "finish_reason": comp.finish_reason,
-                            },
-                            ensure_ascii=False,
-                        )
-                        + "\n"
-                    )
-                    written += 1
-                pending.clear()
-
-            for rec in iter_records(input_path, fmt):
-                if limit is not None and written + len(pending) >= limit:
-                    break
-                pending.append(rec)
-                if len(pending) >= batch_size:
-                    flush()
-            if pending:
-                flush()
-    finally:
-        be.close()
-    summary = {
-        "input": str(input_path),
-        "format": fmt,
-        "output": str(output),
-        "predictions": written,
-        "empty_extractions": empty,
-        "seconds": round(time.time() - start, 2),
-        "backend": be.name,
-        "model": be.model,
-    }
+    domains = get_registry().domains
+    fmt = detect_format(input_path) if fmt == "auto" else fmt
+    with make_backend(flags) as be:
+        summary = simulate_batch(read_input(input_path, fmt, domains), domains, be, output, style=style,
+                                 batch_size=batch_size, limit=limit, max_tokens=max_tokens,
+                                 temperature=temperature, seed=seed, source=str(input_path), fmt=fmt).to_dict()
     if as_json:
-        click.echo(json.dumps(summary, indent=2))
+        emit_json(summary)
     else:
         click.echo(
-            f"wrote {written} predictions to {output} in {summary['seconds']}s "
-            f"({empty} with an empty extraction)"
+            f"wrote {summary['predictions']} predictions to {output} in {summary['seconds']}s "
+            f"({summary['empty_extractions']} with an empty extraction)"
         )
 
 
@@ -438,7 +308,7 @@ def batch(
 
 
 @simulate.command()
-@with_backend_options
+@backend_flags()
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", type=int, default=8000, show_default=True)
 @click.option(
@@ -481,9 +351,6 @@ def batch(
 )
 @click.option("--log-level", default="warning", show_default=True)
 def serve(
-    backend: str | None,
-    model: str | None,
-    backend_opts: tuple[str, ...],
     host: str,
     port: int,
     served_model_name: str | None,
@@ -496,19 +363,20 @@ def serve(
     reasoning_parser: str,
     session_opts: tuple[str, ...],
     log_level: str,
+    **flags: Any,
 ) -> None:
     """Serve a backend over HTTP: OpenAI-compatible chat completions and environment sessions."""
     from awctl.sim.server import SESSION_OPTIONS, ServerSettings
     from awctl.sim.server import serve as run_server
 
-    defaults = parse_kv(session_opts, "session option")
+    defaults = parse_assignments(session_opts, "--session-option")
     unknown = sorted(set(defaults) - set(SESSION_OPTIONS))
     if unknown:
         raise click.BadParameter(
             f"unknown session option(s) {unknown}; allowed: {sorted(SESSION_OPTIONS)}",
             param_hint="--session-option",
         )
-    be = make_backend(backend, model, parse_kv(backend_opts, "backend option"))
+    be = make_backend(flags)
     settings = ServerSettings(
         model_name=served_model_name or str(be.model),
         max_batch=max_batch,
@@ -525,6 +393,9 @@ def serve(
         click.echo(f"awctl simulate serve: {settings.model_name} ({be.name}) on {url}", err=True)
 
     try:
-        run_server(be, settings, host=host, port=port, log_level=log_level, on_ready=ready)
+        from awctl.plugins import get_registry
+
+        run_server(be, settings, get_registry().domains, host=host, port=port, log_level=log_level,
+                   on_ready=ready)
     finally:
         be.close()

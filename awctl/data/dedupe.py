@@ -103,7 +103,8 @@ class _BandIndex:
             raise AwctlError(
                 f"near-duplicate threshold {threshold} is too high for {num_perm} MinHash permutations "
                 "(it leaves a single LSH band)",
-                hint="use a lower --near-dup (up to 0.96 with 64 permutations), or --near-dup 0 to turn it off",
+                hint="use a lower --near-dup-threshold (up to 0.96 with 64 permutations), or "
+                "--near-dup-threshold none to turn it off",
             )
         self._buckets: list[dict[bytes, int]] = [{} for _ in range(self.bands)]
 

@@ -49,30 +49,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from awctl.data.config import CATEGORIES, CATEGORY_IDS, DEFAULT_KEEP, MaskConfig  # noqa: F401 - re-exported
 from awctl.trajectory import Trajectory
-
-CATEGORIES: tuple[str, ...] = (
-    "retrieval",
-    "expansion",
-    "action",
-    "transform",
-    "boilerplate",
-    "echo",
-    "error",
-)
-CATEGORY_IDS: dict[str, int] = {name: i for i, name in enumerate(CATEGORIES)}
-
-DEFAULT_KEEP: dict[str, float] = {
-    "retrieval": 1.0,
-    "expansion": 1.0,
-    "action": 1.0,
-    "transform": 0.5,
-    "boilerplate": 0.1,
-    "echo": 0.05,
-    "error": 1.0,
-}
 
 _WORD = re.compile(r"\w+|[^\w\s]")
 _ERROR = re.compile(
@@ -120,33 +99,6 @@ _ERROR_TRIGGERS = frozenset(
 # The pre-filter of the error rule: only lines holding a trigger word or a word ending in one of these
 # go through the ``_ERROR`` regex, and most lines hold none.
 _ERROR_SUFFIXES = ("error", "exception")
-
-
-class MaskConfig(BaseModel):
-    """Keep probabilities per category and the classification thresholds (all configurable)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    keep: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_KEEP))
-    ngram: int = Field(3, ge=1, le=8)
-    echo_jaccard: float = 0.6
-    echo_length_ratio: tuple[float, float] = (0.5, 2.0)
-    boilerplate_max_words: int = 12
-    action_overlap: float = 0.3
-    expansion_novelty: float = 0.6
-    expansion_word_novelty: float = 0.25
-    retrieval_overlap: float = 0.6
-
-    @field_validator("keep")
-    @classmethod
-    def _full_keep(cls, value: dict[str, float]) -> dict[str, float]:
-        unknown = set(value) - set(CATEGORIES)
-        if unknown:
-            raise ValueError(f"unknown masking categories {sorted(unknown)}; known: {list(CATEGORIES)}")
-        bad = {k: v for k, v in value.items() if not 0.0 <= v <= 1.0}
-        if bad:
-            raise ValueError(f"keep probabilities must be within [0, 1], got {bad}")
-        return {**DEFAULT_KEEP, **value}
 
 
 @dataclass

@@ -18,80 +18,21 @@ from collections import deque
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol
-
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from typing import Any, Protocol
 
 from awctl.data.chat_tokens import ChatEncoder, Document
 from awctl.data.clean import Filters, check_domain, check_filters
+from awctl.data.config import PrepConfig, parse_shard
 from awctl.data.dedupe import Deduper, content_digest
-from awctl.data.ingest import Record, Rejected, expand_inputs, iter_records
-from awctl.data.masking import CATEGORIES, InfoMaskPolicy, MaskConfig, MaskReport
+from awctl.data.masking import CATEGORIES, InfoMaskPolicy, MaskReport
 from awctl.data.packing import BlockPacker
 from awctl.data.sft_fit import fit_sft_document
 from awctl.data.shards import MANIFEST, MANIFEST_VERSION, ShardWriter
 from awctl.data.split import SourceSplitter, parse_ratios, source_key
 from awctl.errors import AwctlError
-from awctl.formats.view import ChatStyle, View, prompt_variant
+from awctl.formats.ingest import Record, Rejected, expand_inputs, iter_records
+from awctl.formats.view import View, prompt_variant
 from awctl.trajectory import Trajectory
-
-
-class PrepConfig(BaseModel):
-    """Everything that decides a prep run's output (recorded in the manifest)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    inputs: list[str]
-    out: str
-    tokenizer: str = "train:4096"
-    mode: Literal["cpt", "sft"] = "cpt"
-    block_size: int = Field(1024, ge=16)
-    split: str = "train=0.9,val=0.05,test=0.05"
-    seed: int = 0
-    shard: str = "0/1"
-    mask: MaskConfig = Field(default_factory=MaskConfig)
-    min_turns: int = 1
-    max_turns: int | None = None
-    min_chars: int = 0
-    max_chars: int | None = None
-    verify: bool = True
-    dedupe: bool = True
-    near_dup_threshold: float | None = 0.9
-    allow_unknown_domains: bool = False
-    prompt_variant: int | Literal["hash"] = "hash"
-    style: ChatStyle = "awctl"  # the chat layout documents are rendered in (awctl.formats.view)
-    sft_target: Literal["all", "last"] = "all"
-    blocks_per_shard: int = Field(1024, ge=1)
-    batch_size: int = Field(64, ge=1)
-    workers: int = Field(0, ge=0)  # 0: in-process; N: N worker processes mask and tokenize batches
-    tokenizer_train_docs: int = Field(20000, ge=1)
-
-    @field_validator("shard")
-    @classmethod
-    def _shard(cls, value: str) -> str:
-        parse_shard(value)
-        return value
-
-    @field_validator("split")
-    @classmethod
-    def _split(cls, value: str) -> str:
-        try:
-            parse_ratios(value)
-        except AwctlError as exc:
-            raise ValueError(exc.message) from None
-        return value
-
-
-def parse_shard(text: str) -> tuple[int, int]:
-    """``"i/n"`` → ``(i, n)`` with ``0 <= i < n``."""
-    i, sep, n = text.partition("/")
-    try:
-        index, count = int(i), int(n)
-    except ValueError:
-        index, count = -1, 0
-    if not sep or count < 1 or not 0 <= index < count:
-        raise ValueError(f"bad shard {text!r}: write i/n with 0 <= i < n, e.g. --shard 0/4")
-    return index, count
 
 
 class Progress(Protocol):
@@ -113,12 +54,6 @@ def _hash_unit(*parts: Any) -> int:
     return int.from_bytes(
         hashlib.blake2b("\x00".join(map(str, parts)).encode(), digest_size=8).digest(), "big"
     )
-
-
-def _registry_domains() -> dict[str, Any]:
-    from awctl.plugins import get_registry
-
-    return dict(get_registry().domains)
 
 
 def resolve_tokenizer(config: PrepConfig, files: list[Path], domains: dict[str, Any], out: Path) -> Any:
@@ -163,12 +98,10 @@ def resolve_tokenizer(config: PrepConfig, files: list[Path], domains: dict[str, 
 class PrepRun:
     """One prep run; :meth:`run` returns the manifest dict (also written to ``out/manifest.json``)."""
 
-    def __init__(
-        self, config: PrepConfig, progress: Progress | None = None, domains: dict[str, Any] | None = None
-    ):
+    def __init__(self, config: PrepConfig, domains: Mapping[str, Any], progress: Progress | None = None):
         self.config = config
         self.progress = progress or _NoProgress()
-        self.domains = domains if domains is not None else _registry_domains()
+        self.domains = dict(domains)
         self.out = Path(config.out)
         self.slice_index, self.slice_count = parse_shard(config.shard)
         self.splitter = SourceSplitter(parse_ratios(config.split), config.seed)
@@ -495,11 +428,11 @@ class _WorkerPool:
 
 
 def run_prep(
-    config: PrepConfig, progress: Progress | None = None, domains: dict[str, Any] | None = None
+    config: PrepConfig, domains: Mapping[str, Any], progress: Progress | None = None
 ) -> dict[str, Any]:
-    """Run prep for ``config``; returns the manifest. ``domains`` defaults to the plugin registry's."""
+    """Run prep for ``config`` with the codecs, verifiers and hooks of ``domains``; returns the manifest."""
     with _quiet_gc():
-        return PrepRun(config, progress, domains).run()
+        return PrepRun(config, domains, progress).run()
 
 
 @contextlib.contextmanager

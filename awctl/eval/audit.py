@@ -105,6 +105,43 @@ def _family(domain: Domain, action: str) -> str:
         return "unparsable"
 
 
+def reference_trajectories(
+    domain: Domain,
+    paths: Iterable[Path],
+    *,
+    real: bool = False,
+    suite: str | None = None,
+    limit: int | None = None,
+    out_dir: Path,
+    env_settings: dict[str, Any] | None = None,
+) -> list[Trajectory]:
+    """The real trajectories to audit against: those of ``domain`` in ``paths``, plus (``real``) the task
+    reference solutions executed live now in the real environment (with ``env_settings``, the project's
+    ``[domains.<name>]`` table), recorded to ``out_dir/real.jsonl``."""
+    from awctl.errors import InputError
+    from awctl.record import record, select_tasks
+    from awctl.trajectory import read_trajectories
+
+    out = [t for path in paths for t in read_trajectories(path) if t.domain == domain.name]
+    if real:
+        live = out_dir / "real.jsonl"
+        summary = record(domain, select_tasks(domain, suite, limit), live, env_settings=env_settings)
+        if summary.errors:
+            raise InputError(
+                f"{domain.name}: {len(summary.errors)} reference run(s) failed: {summary.errors[0]}",
+                hint="check `awctl doctor` for the domain's real environment",
+            )
+        out.extend(read_trajectories(live))
+    if not out:
+        raise InputError(
+            f"no {domain.name} trajectories to audit",
+            hint="pass --trajectories FILE (recorded real runs) or --real to run reference solutions",
+        )
+    if limit is not None and not real:
+        out = out[:limit]
+    return out
+
+
 def run_audit(
     domain: Domain,
     trajectories: Iterable[Trajectory],

@@ -124,6 +124,12 @@ def decode_candidate(domain: Domain | None, prediction: str) -> str:
     return text
 
 
+def comparable(domain: Domain | None, text: str) -> str:
+    """``text`` as exact match compares it: the domain codec's ``normalize``, then runtime metadata masked."""
+    codec = domain.observation_codec if domain is not None else None
+    return mask_metadata(codec.normalize(text) if codec is not None else _default_normalize(text))
+
+
 def compare(
     domain: Domain | None,
     reference: str,
@@ -139,8 +145,7 @@ def compare(
     ``output_diagnostics`` are the raw generation's :func:`awctl.sim.parse.parse_output` diagnostics.
     """
     codec = domain.observation_codec if domain is not None else None
-    norm = codec.normalize if codec is not None else _default_normalize
-    ref_m, cand_m = mask_metadata(norm(reference)), mask_metadata(norm(candidate))
+    ref_m, cand_m = comparable(domain, reference), comparable(domain, candidate)
     exact = ref_m == cand_m
     sim = 1.0 if exact else similarity(ref_m, cand_m)
     ref_kinds, cand_kinds = metadata_kinds(ref_m), metadata_kinds(cand_m)
@@ -276,11 +281,7 @@ class DeterministicJudge(Judge):
 
     name = "deterministic"
 
-    def __init__(self, domains: Mapping[str, Domain] | None = None) -> None:
-        if domains is None:
-            from awctl.formats.agentworldbench import registry_domains
-
-            domains = registry_domains()
+    def __init__(self, domains: Mapping[str, Domain]) -> None:
         self.domains = domains
 
     def judge(self, items: list[JudgeItem]) -> list[Judgement]:
@@ -313,6 +314,6 @@ class DeterministicJudge(Judge):
         )
 
 
-def deterministic_judge(**options: Any) -> DeterministicJudge:
-    """Factory registered as the ``deterministic`` judge."""
-    return DeterministicJudge(**options)
+def deterministic_judge(domains: Mapping[str, Domain]) -> DeterministicJudge:
+    """Factory registered as the ``deterministic`` judge (the registry passes its domains)."""
+    return DeterministicJudge(domains)

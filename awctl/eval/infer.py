@@ -89,13 +89,20 @@ def run_infer(
     resume: bool = True,
     limit: int | None = None,
     on_chunk: Callable[[list[dict[str, Any]]], None] | None = None,
+    provenance: str | None = None,
 ) -> InferSummary:
-    """Generate ``gen`` for every row not already done in ``output``; returns counts and timing."""
+    """Generate ``gen`` for every row not already done in ``output``; returns counts and timing.
+
+    ``provenance`` (a fingerprint of the backend, model and generation settings) is stored in each new
+    row as ``gen_provenance``; on resume a row is reused only when its fingerprint matches (rows made
+    with other settings are generated again), and ``summary.skipped`` counts the reused rows."""
     start = time.perf_counter()
     summary = InferSummary()
     if not resume and output.exists():
         output.unlink()
-    _, done = load_done(output, lambda r: bool(r.get("gen")))
+    _, done = load_done(
+        output, lambda r: bool(r.get("gen")) and (provenance is None or r.get("gen_provenance") == provenance)
+    )
 
     def pending() -> Iterator[dict[str, Any]]:
         seen: set[str] = set()
@@ -111,6 +118,8 @@ def run_infer(
             yield row
 
     def record(chunk: list[dict[str, Any]]) -> None:
+        if provenance is not None:
+            chunk = [{**row, "gen_provenance": provenance} for row in chunk]
         sink.write(chunk)
         for row in chunk:
             if row["gen"]:

@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from awctl.backend import Backend, ChatRequest
+from awctl.errors import AwctlError
 from awctl.eval import SCORE_DIMENSIONS
 from awctl.eval.extract import clean_marker
 from awctl.eval.judging import Judge, JudgeItem, Judgement
@@ -148,10 +149,11 @@ class LLMJudge(Judge):
         max_tokens: int = 4096,
         temperature: float = 0.6,
         domains: Mapping[str, Domain] | None = None,
+        build_backend: Callable[..., Backend] | None = None,
     ) -> None:
         if backend is None:
-            from awctl.backend import build_backend
-
+            if build_backend is None:
+                raise AwctlError("the llm judge needs a backend", hint="pass backend=... or build_backend=...")
             backend = build_backend(backend_name, **(backend_options or {}))
         self.backend = backend
         self.max_retries = max(1, int(max_retries))
@@ -215,6 +217,9 @@ class LLMJudge(Judge):
         self.backend.close()
 
 
-def llm_judge(**options: Any) -> LLMJudge:
-    """Factory registered as the ``llm`` judge: ``backend`` (a Backend) or ``backend_name``/``backend_options``."""
-    return LLMJudge(**options)
+def llm_judge(
+    domains: Mapping[str, Domain] | None = None, build_backend: Callable[..., Backend] | None = None, **options: Any
+) -> LLMJudge:
+    """Factory registered as the ``llm`` judge: ``backend`` (a Backend) or ``backend_name``/``backend_options``
+    (built with ``build_backend``, which the registry passes)."""
+    return LLMJudge(domains=domains, build_backend=build_backend, **options)

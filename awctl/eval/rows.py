@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -46,12 +46,12 @@ def _is_trajectory(obj: dict[str, Any]) -> bool:
     return "turns" in obj and "domain" in obj and "task" not in obj
 
 
-def iter_input_rows(paths: Iterable[str | Path]) -> Iterator[dict[str, Any]]:
-    """AWB rows of every input file, in file order; trajectories are converted turn by turn."""
-    from awctl.formats.agentworldbench import registry_domains, trajectory_to_rows
+def iter_input_rows(paths: Iterable[str | Path], domains: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
+    """AWB rows of every input file, in file order; trajectories are converted turn by turn (with the
+    AgentWorldBench hooks of ``domains``)."""
+    from awctl.formats.agentworldbench import trajectory_to_rows
     from awctl.trajectory import Trajectory
 
-    domains = None
     for path in input_files(paths):
         kind: str | None = None
         for lineno, obj in iter_jsonl(path):
@@ -65,7 +65,6 @@ def iter_input_rows(paths: Iterable[str | Path]) -> Iterator[dict[str, Any]]:
                     )
                 yield obj
             else:
-                domains = registry_domains() if domains is None else domains
                 traj = Trajectory.from_dict(obj, where=f"{path}:{lineno}")
                 rows = list(trajectory_to_rows(traj, domains))
                 for i, row in enumerate(rows):

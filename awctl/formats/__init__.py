@@ -9,7 +9,7 @@ formats that :func:`reader_for` finds through the registered domains.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,13 +17,15 @@ from typing import Any
 from awctl.errors import AwctlError, InputError, UnknownNameError
 from awctl.trajectory import Trajectory, read_trajectories, write_jsonl, write_trajectories
 
-Reader = Callable[[Path], Iterator[Trajectory]]
-Writer = Callable[[Path, Iterable[Trajectory]], int]
+Domains = Mapping[str, Any]
+Reader = Callable[[Path, Domains], Iterator[Trajectory]]
+Writer = Callable[[Path, Iterable[Trajectory], Domains], int]
 
 
 @dataclass(frozen=True)
 class Format:
-    """A named format. ``read``/``write`` are ``None`` where the direction does not exist.
+    """A named format. ``read``/``write`` are ``None`` where the direction does not exist. Both take the
+    domains whose hooks apply (AgentWorldBench bodies, chat views).
 
     ``write`` returns the number of records written (rows for AWB and chat, trajectories for awctl).
     """
@@ -34,30 +36,34 @@ class Format:
     write: Writer | None = None
 
 
-def _read_awb(path: Path) -> Iterator[Trajectory]:
+def _read_awctl(path: Path, domains: Domains) -> Iterator[Trajectory]:
+    return read_trajectories(path)
+
+
+def _write_awctl(path: Path, trajectories: Iterable[Trajectory], domains: Domains) -> int:
+    return write_trajectories(path, trajectories)
+
+
+def _read_awb(path: Path, domains: Domains) -> Iterator[Trajectory]:
     from awctl.formats.agentworldbench import read_rows
 
-    return read_rows(path)
+    return read_rows(path, domains)
 
 
-def _write_awb(path: Path, trajectories: Iterable[Trajectory]) -> int:
+def _write_awb(path: Path, trajectories: Iterable[Trajectory], domains: Domains) -> int:
     from awctl.formats.agentworldbench import write_rows
 
-    return write_rows(path, trajectories)
+    return write_rows(path, trajectories, domains)
 
 
-def _write_chat(path: Path, trajectories: Iterable[Trajectory]) -> int:
-    from awctl.formats.agentworldbench import registry_domains
+def _write_chat(path: Path, trajectories: Iterable[Trajectory], domains: Domains) -> int:
     from awctl.formats.view import chat_records
 
-    domains = registry_domains()
     return write_jsonl(path, (rec for traj in trajectories for rec in chat_records(traj, domains)))
 
 
 FORMATS: dict[str, Format] = {
-    "awctl": Format(
-        "awctl", "awctl trajectory JSONL (docs/trajectory.schema.json)", read_trajectories, write_trajectories
-    ),
+    "awctl": Format("awctl", "awctl trajectory JSONL (docs/trajectory.schema.json)", _read_awctl, _write_awctl),
     "agentworldbench": Format(
         "agentworldbench", "AgentWorldBench rows, one per evaluated turn (lossless)", _read_awb, _write_awb
     ),
@@ -76,12 +82,10 @@ def get_format(name: str) -> Format:
     return FORMATS[key]
 
 
-def importer_formats() -> dict[str, list[tuple[str, object]]]:
-    """Importer name → ``[(domain name, Importer), ...]`` over the registered domains."""
-    from awctl.plugins import get_registry
-
-    found: dict[str, list[tuple[str, object]]] = {}
-    for dname, domain in sorted(get_registry().domains.items()):
+def importer_formats(domains: Domains) -> dict[str, list[tuple[str, Any]]]:
+    """Importer name → ``[(domain name, Importer), ...]`` over ``domains``."""
+    found: dict[str, list[tuple[str, Any]]] = {}
+    for dname, domain in sorted(domains.items()):
         try:
             importers = domain.importers()
         except Exception:  # a domain whose importers() fails simply offers none
@@ -91,15 +95,17 @@ def importer_formats() -> dict[str, list[tuple[str, object]]]:
     return found
 
 
-def reader_for(name: str, domain: str | None = None) -> Reader:
-    """A reader for a built-in format or a domain importer; ``domain`` picks among same-named importers."""
+def reader_for(name: str, domains: Domains, domain: str | None = None) -> Callable[[Path], Iterator[Trajectory]]:
+    """A reader of ``path`` for a built-in format or a domain importer; ``domain`` picks among same-named
+    importers."""
     key = ALIASES.get(name, name)
     if key in FORMATS:
         fmt = FORMATS[key]
         if fmt.read is None:
             raise UnknownNameError(f"format {name!r} cannot be read", hint="it is an output-only format")
-        return fmt.read
-    importers = importer_formats()
+        read = fmt.read
+        return lambda path: read(path, domains)
+    importers = importer_formats(domains)
     matches = importers.get(name, [])
     if domain is not None:
         matches = [(d, i) for d, i in matches if d == domain]
@@ -117,7 +123,7 @@ def reader_for(name: str, domain: str | None = None) -> Reader:
     return _guarded(matches[0][1])
 
 
-def _guarded(importer: Any) -> Reader:
+def _guarded(importer: Any) -> Callable[[Path], Iterator[Trajectory]]:
     """The importer's reader, with any failure that is not already an awctl error turned into one that
     names the file, the importer and the item it was reading."""
 
@@ -140,10 +146,11 @@ def _guarded(importer: Any) -> Reader:
     return read
 
 
-def writer_for(name: str) -> Writer:
+def writer_for(name: str, domains: Domains) -> Callable[[Path, Iterable[Trajectory]], int]:
     fmt = get_format(name)
     if fmt.write is None:
         raise UnknownNameError(
             f"format {name!r} cannot be written", hint="use awctl, agentworldbench or chat"
         )
-    return fmt.write
+    write = fmt.write
+    return lambda path, trajectories: write(path, trajectories, domains)

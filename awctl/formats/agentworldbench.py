@@ -51,16 +51,7 @@ def subtask(task: str) -> str:
     return task.split("/")[-1] if "/" in task else task
 
 
-# ── domain lookups (hooks fall back to identity) ─────────────────────────────────────────────────────
-
-
-def registry_domains() -> Mapping[str, Domain]:
-    try:
-        from awctl.plugins import get_registry
-
-        return get_registry().domains
-    except Exception:  # a broken registry must not stop a conversion; hooks fall back to identity
-        return {}
+# ── domain hooks (a missing domain, or a failing hook, means identity) ─────────────────────────────────────────────────────
 
 
 def _hook(domain: Domain | None, name: str, text: str) -> str:
@@ -132,9 +123,8 @@ class TurnCodec:
         return Turn(action=action, observation=observation, metadata=meta)
 
 
-def codec_for(domain_name: str, domains: Mapping[str, Domain] | None = None) -> TurnCodec:
-    table = registry_domains() if domains is None else domains
-    return TurnCodec(table.get(domain_name))
+def codec_for(domain_name: str, domains: Mapping[str, Domain]) -> TurnCodec:
+    return TurnCodec(domains.get(domain_name))
 
 
 # ── rows → trajectories ──────────────────────────────────────────────────────────────────────────────
@@ -271,7 +261,7 @@ def _group_to_trajectory(
     group: _Group, domains: Mapping[str, Domain] | None = None, traj_id: str | None = None
 ) -> Trajectory:
     domain_name = subtask(group.task) or "unknown"
-    codec = codec_for(domain_name, domains)
+    codec = codec_for(domain_name, domains or {})
     n = max(len(group.prompts), len(group.responses))
     turns = [
         codec.turn_from(
@@ -414,8 +404,7 @@ def rebuild_row(
 
 def trajectory_to_rows(traj: Trajectory, domains: Mapping[str, Domain] | None = None) -> list[dict[str, Any]]:
     """AWB rows for a trajectory: the original rows for AWB-sourced ones, else one row per turn."""
-    table = registry_domains() if domains is None else domains
-    domain = table.get(traj.domain)
+    domain = (domains or {}).get(traj.domain)
     codec = TurnCodec(domain)
     meta = awb_metadata(traj)
     if meta is not None:
@@ -423,12 +412,9 @@ def trajectory_to_rows(traj: Trajectory, domains: Mapping[str, Domain] | None = 
         system = traj.system.render()
         return [rebuild_row(rec, meta["task"], system, prompts, responses) for rec in meta["rows"]]
 
-    from awctl.formats.view import View
-
-    view = View(domain, "agentworldbench")  # variant 0: the evaluation's fixed wording
-    system = view.system(traj, 0)
-    prompts = [view.user(t, i) for i, t in enumerate(traj.turns)]
-    responses = [view.history_assistant(t).body for t in traj.turns]
+    system = system_text(traj, domain, 0)  # variant 0: the evaluation's fixed wording
+    prompts = [codec.prompt_text(t, i) for i, t in enumerate(traj.turns)]
+    responses = [codec.response_text(t) for t in traj.turns]
     total = len(traj.turns)
     return [
         {
@@ -445,6 +431,18 @@ def trajectory_to_rows(traj: Trajectory, domains: Mapping[str, Domain] | None = 
     ]
 
 
+def system_text(traj: Trajectory, domain: Domain | None, variant: int = 0) -> str:
+    """The system prompt a model sees for ``traj``: ``SystemPrompt.raw`` verbatim when the source gave one,
+    else the domain's prompt builder in wording ``variant`` (a builder that fails falls back to the
+    sections as written, so no data is lost)."""
+    if traj.system.raw is not None or domain is None:
+        return traj.system.render()
+    try:
+        return domain.system_prompt(traj.system, variant)
+    except Exception:  # a prompt builder bug must not lose the data
+        return traj.system.render()
+
+
 def write_rows(
     path: str | Path, trajectories: Iterable[Trajectory], domains: Mapping[str, Domain] | None = None
 ) -> int:
@@ -455,3 +453,74 @@ def write_rows(
             yield from trajectory_to_rows(traj, domains)
 
     return write_jsonl(path, rows())
+
+
+# ── one row as the official eval reads it ────────────────────────────────────────────────────────────
+
+
+def clean_marker(text: str, marker: str = OBSERVATION_MARKER) -> str:
+    """``text`` without the response marker: a leading one is cut off, otherwise all occurrences go."""
+    if text.startswith(marker):
+        return text[len(marker) :].strip()
+    return text.replace(marker, "").strip()
+
+
+def _str_list(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    return [str(v) for v in value] if isinstance(value, list) else []
+
+
+def turn_index(row: dict[str, Any]) -> int:
+    """The 0-based index of the evaluated turn (``turn_idx`` is 1-based; missing means 1)."""
+    raw = row.get("turn_idx", 1)
+    try:
+        return max(int(raw) - 1, 0)
+    except (TypeError, ValueError):
+        return 0
+
+
+@dataclass(frozen=True)
+class RowView:
+    """The parts of one row a world model and a judge see."""
+
+    domain: str
+    system: str
+    history: list[tuple[str, str]]  # (prompt, response) pairs of the turns before the evaluated one
+    current_prompt: str
+    ground_truth_raw: str
+    turn: int
+
+    @property
+    def ground_truth(self) -> str:
+        return clean_marker(self.ground_truth_raw)
+
+
+def row_view(row: dict[str, Any]) -> RowView:
+    """Split an AWB row the way ``eval.py`` does (history bounded by both list lengths)."""
+    prompts, responses = _str_list(row.get("prompt", [])), _str_list(row.get("response", []))
+    t = turn_index(row)
+    history = [(prompts[j], responses[j]) for j in range(min(t, len(prompts), len(responses)))]
+    current = row.get("current_prompt") or ""
+    if not current and t < len(prompts):
+        current = prompts[t]
+    truth = responses[t] if t < len(responses) else ""
+    return RowView(
+        domain=subtask(str(row.get("task", "mcp"))),
+        system=str(row.get("system_str") or ""),
+        history=history,
+        current_prompt=str(current),
+        ground_truth_raw=truth,
+        turn=t,
+    )
+
+
+def inference_messages(row: dict[str, Any]) -> list[dict[str, str]]:
+    """System prompt (when non-empty), the history as user/assistant pairs, then the current action."""
+    view = row_view(row)
+    messages = [{"role": "system", "content": view.system}] if view.system else []
+    for prompt, response in view.history:
+        messages.append({"role": "user", "content": prompt})
+        messages.append({"role": "assistant", "content": response})
+    messages.append({"role": "user", "content": view.current_prompt})
+    return messages

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ def convert_files(
     output: Path,
     from_format: str,
     to_format: str,
+    domains: Mapping[str, Any],
     domain: str | None = None,
     skip_bad: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
@@ -31,13 +32,13 @@ def convert_files(
     missing = [str(p) for p in inputs if str(p) != "-" and not Path(p).exists()]
     if missing:
         raise InputError(f"input file(s) not found: {', '.join(missing)}", hint="check the paths")
-    read = reader_for(from_format, domain)
-    write = writer_for(to_format)
+    read = reader_for(from_format, domains, domain)
+    write = writer_for(to_format, domains)
     seen = {"trajectories": 0, "skipped": 0}
 
     def stream() -> Iterator[Trajectory]:
         for path in inputs:
-            for traj in read(Path(path)) if skip_bad is None else _tolerant(Path(path), skip_bad, seen):
+            for traj in read(Path(path)) if skip_bad is None else _tolerant(Path(path), domains, skip_bad, seen):
                 seen["trajectories"] += 1
                 yield traj
 
@@ -48,13 +49,14 @@ def convert_files(
             "skipped": seen["skipped"]}
 
 
-def _tolerant(path: Path, report: Callable[[str], None], seen: dict[str, int]) -> Iterator[Trajectory]:
+def _tolerant(
+    path: Path, domains: Mapping[str, Any], report: Callable[[str], None], seen: dict[str, int]
+) -> Iterator[Trajectory]:
     """Every readable trajectory of ``path`` (format detected as prep detects it); each damaged line is
     reported and skipped."""
-    from awctl.data.ingest import Rejected, iter_records
-    from awctl.formats.agentworldbench import registry_domains
+    from awctl.formats.ingest import Rejected, iter_records
 
-    for item in iter_records([path], registry_domains()):
+    for item in iter_records([path], domains):
         if isinstance(item, Rejected):
             seen["skipped"] += 1
             report(f"skipped {item.file}:{item.line}: {item.check}: {item.reason}")

@@ -121,7 +121,7 @@ def verify_files(
 ) -> VerifyReport:
     """:func:`verify_trajectories` over files of any input format (folders walked), streamed; damaged
     lines fail the ``read`` check (named ``file:line``) and reading goes on."""
-    from awctl.data.ingest import Rejected, expand_inputs, iter_records
+    from awctl.formats.ingest import Rejected, expand_inputs, iter_records
 
     paths = list(paths)
     report = VerifyReport(", ".join(map(str, paths)), max_failures)

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BeforeValidator
 
+import awctl.formats.agentworldbench as awb
 from awctl.errors import AwctlError
 from awctl.prompts import OBSERVATION_TAG
 from awctl.trajectory import Trajectory, Turn
@@ -115,9 +116,7 @@ def _locate(inner: str, observation: str, start: int) -> tuple[int, int]:
 
 
 def _awb_codec(domain: Domain | None) -> Any:
-    from awctl.formats.agentworldbench import TurnCodec
-
-    return TurnCodec(domain)
+    return awb.TurnCodec(domain)
 
 
 @dataclass(frozen=True)
@@ -130,13 +129,8 @@ class View:
 
     # ── the parts ──
     def system(self, traj: Trajectory, variant: int = 0) -> str:
-        """The system prompt text (raw wins; a domain's prompt builder bug falls back to the sections)."""
-        if traj.system.raw is not None or self.domain is None:
-            return traj.system.render()
-        try:
-            return self.domain.system_prompt(traj.system, variant)
-        except Exception:  # a prompt builder bug must not lose the data: the sections as written
-            return traj.system.render()
+        """The system prompt text (:func:`awctl.formats.agentworldbench.system_text`)."""
+        return awb.system_text(traj, self.domain, variant)
 
     def user(self, action: str | Turn, index: int) -> str:
         """The user message carrying turn ``index``'s action."""
@@ -234,19 +228,15 @@ def target_at(traj: Trajectory, t: int, domains: Mapping[str, Domain], style: st
 def _awb_row_messages(traj: Trajectory, t: int, domain: Domain | None) -> list[Message] | None:
     """For a trajectory read from AgentWorldBench: exactly the messages the official eval builds for the
     row of turn ``t`` (its own list lengths bound the history); ``None`` when no row evaluates ``t``."""
-    from awctl.formats import agentworldbench as awb
-
     meta = awb.awb_metadata(traj)
     if meta is None:
         return None
     rec = next((r for r in meta["rows"] if _row_turn(r) == t), None)
     if rec is None:
         return None
-    from awctl.eval.extract import inference_messages
-
     codec = awb.TurnCodec(domain)
     prompts, responses = awb.full_lists(traj, codec, meta)
-    return inference_messages(awb.rebuild_row(rec, meta["task"], traj.system.render(), prompts, responses))
+    return awb.inference_messages(awb.rebuild_row(rec, meta["task"], traj.system.render(), prompts, responses))
 
 
 def _row_turn(rec: dict[str, Any]) -> int | None:
@@ -259,9 +249,7 @@ def _row_turn(rec: dict[str, Any]) -> int | None:
 def evaluated_turns(traj: Trajectory) -> list[int]:
     """The turns a trajectory is evaluated on: the rows' ``turn_idx`` for AgentWorldBench-sourced
     trajectories (in row order, without repeats), else every turn."""
-    from awctl.formats.agentworldbench import awb_metadata
-
-    meta = awb_metadata(traj)
+    meta = awb.awb_metadata(traj)
     if meta is None:
         return list(range(len(traj.turns)))
     out: list[int] = []

@@ -83,34 +83,52 @@ def build_tiny_model(
     return out
 
 
+# A fixed sample of what world-model prompts and observations look like in the seven domains. The tiny
+# tokenizer trains on this and awctl's own generic prompts only, never on installed plugins' text, so the
+# tiny model (and its cache key) is the same in every environment.
+_SAMPLE = """\
+### Turn 1
+**Action:**
+ls -la
+**Environment Observation:**
+total 12
+drwxr-xr-x 2 root root 4096 Jan  1 00:00 .
+-rw-r--r-- 1 root root   12 Jan  1 00:00 notes.txt
+root@sandbox:~/work# cat notes.txt
+hello world
+root@sandbox:~/work# python3 -c 'print(1/0)'
+Traceback (most recent call last):
+  File "<string>", line 1, in <module>
+ZeroDivisionError: division by zero
+$ git status
+On branch main
+nothing to commit, working tree clean
+{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "search_notes", "arguments": {"q": "x"}}}
+{"content": [{"type": "text", "text": "3 results"}], "isError": false, "structuredContent": null}
+[1] https://example.org/page Title of the page
+A snippet of the page text with a date 2024-05-01 and a number 42.
+{"tool": "str_replace_editor", "command": "view", "path": "/testbed/src/app.py"}
+     1\timport os
+     2\tdef main():
+[12] link 'Add to cart', clickable
+\t[13] textbox 'Search' value='shoes', focused
+click('13') fill('13', 'red shoes') scroll(0, 200) goto('http://127.0.0.1/')
+<node index="0" text="Settings" resource-id="android:id/title" class="android.widget.TextView"/>
+{"action_type": "click", "index": 3} pyautogui.click(100, 200) pyautogui.write('hi')
+"""
+
+
 def tiny_training_text() -> list[str]:
-    """Deterministic text for the tiny tokenizer: every registered domain's system prompt in every
-    variant, its action schema and perturbation instructions, plus the generic simulator prompt."""
+    """Deterministic text for the tiny tokenizer: awctl's generic simulator prompt in every wording
+    variant and a fixed sample of the seven domains' texts (never an installed plugin's)."""
     from awctl.prompts import PromptBuilder
     from awctl.trajectory import SystemPrompt
 
-    texts: list[str] = []
     generic = PromptBuilder(domain_title="generic")
     sample = SystemPrompt(
         task_description="Complete the task.", simulation_instruction=generic.simulation_instruction
     )
-    texts += [generic.build(sample, v) for v in range(generic.variants)]
-    try:
-        from awctl.plugins import get_registry
-
-        domains = get_registry().domains
-    except Exception:  # a broken plugin must not stop building the test model
-        domains = {}
-    for name in sorted(domains):
-        dom = domains[name]
-        try:
-            sections = dom.sections_for(None, "")
-            texts += [dom.system_prompt(sections, v) for v in range(dom.prompt_variants)]
-            texts += [p.instruction for p in dom.perturbations()]
-        except Exception:  # same: skip a domain whose prompt building fails
-            continue
-    texts.append("### Turn 1\n**Action:**\nls -la\n**Environment Observation:**\ntotal 0\n")
-    return texts
+    return [*(generic.build(sample, v) for v in range(generic.variants)), _SAMPLE]
 
 
 def default_tiny_model(refresh: bool = False) -> Path:

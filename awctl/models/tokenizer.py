@@ -95,13 +95,16 @@ def train_bpe_tokenizer(
 
 def load_tokenizer(name_or_path: str | Path) -> PreTrainedTokenizerFast:
     """Load a fast tokenizer from a local directory, a ``.gguf`` model file (its embedded tokenizer and
-    chat template) or a model name already in the local HF cache.
+    chat template; ``pkg:<package>/<file>.gguf`` too) or a model name already in the local HF cache.
 
     Never downloads (``local_files_only``). Raises :class:`AwctlError` when nothing is found, when the
     tokenizer is not a fast one (offsets are needed) or when it has no chat template.
     """
     from transformers import AutoTokenizer
 
+    from awctl.models.paths import expand_pkg
+
+    name_or_path = expand_pkg(str(name_or_path))
     kwargs: dict[str, Any] = {"local_files_only": True}
     source = Path(name_or_path)
     if source.suffix == ".gguf" and source.is_file():

@@ -67,23 +67,15 @@ def normalised(scores: Mapping[str, int]) -> float:
 
 
 class RewardModel:
-    """Scores generations for :class:`TurnPrompt` s. ``judge``: a registered judge name;
-    ``judge_options``: passed to its factory (e.g. ``backend_name``/``backend_options`` for ``llm``)."""
+    """Scores generations for :class:`TurnPrompt` s. ``judge``: a judge object (e.g. an LLM rubric judge
+    built by the registry) that rates AgentWorldBench rows; ``None`` compares with the reference directly
+    (the deterministic judge's rules, without building rows)."""
 
-    def __init__(self, domains: Mapping[str, Any], *, judge: str = "deterministic", judge_weight: float = 0.9,
-                 verifier_weight: float = 0.1, judge_options: dict[str, Any] | None = None) -> None:
+    def __init__(self, domains: Mapping[str, Any], *, judge: Any = None, judge_weight: float = 0.9,
+                 verifier_weight: float = 0.1) -> None:
         self.domains = domains
-        self.judge_name = judge
         self.w_judge, self.w_verifier = judge_weight, verifier_weight
-        self._judge = None
-        if judge != "deterministic":
-            from awctl.plugins import get_registry
-
-            self._judge = get_registry().judge(judge).obj(**(judge_options or {}))
-
-    def close(self) -> None:
-        if self._judge is not None:
-            self._judge.close()
+        self._judge = judge
 
     def score(self, prompts: list[TurnPrompt], generations: list[str]) -> list[Reward]:
         """One :class:`Reward` per (prompt, generation) pair, in order."""

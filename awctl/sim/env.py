@@ -41,18 +41,16 @@ StepPlan = Generator[list[ChatRequest], list[list[Completion]], StepResult]
 class SimEnv(Environment):
     """A simulated environment for ``domain`` driven by ``backend``.
 
-    ``domain``/``backend`` may be names (looked up in the plugin registry; ``backend_options`` go to
-    the backend factory). ``sections`` overrides the domain's system-prompt sections for every episode.
+    ``sections`` overrides the domain's system-prompt sections for every episode.
     ``max_history_turns`` keeps only the latest turns in the prompt (turn numbers stay true).
     ``max_turns`` ends the episode (``done=True``) after that many steps.
     """
 
     def __init__(
         self,
-        domain: Domain | str,
-        backend: Backend | str,
+        domain: Domain,
+        backend: Backend,
         *,
-        backend_options: dict[str, Any] | None = None,
         variant: int = 0,
         task: Task | None = None,
         initial_state: str = "",
@@ -71,14 +69,6 @@ class SimEnv(Environment):
         max_history_turns: int | None = None,
         style: str = "agentworldbench",
     ) -> None:
-        if isinstance(domain, str):
-            from awctl.plugins import get_domain
-
-            domain = get_domain(domain)
-        if isinstance(backend, str):
-            from awctl.backend import build_backend
-
-            backend = build_backend(backend, **(backend_options or {}))
         self.sim_domain: Domain = domain
         self.domain = domain.name
         self.backend: Backend = backend

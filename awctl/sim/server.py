@@ -22,6 +22,7 @@ import asyncio
 import json
 import time
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -102,14 +103,14 @@ class SessionError(Exception):
 class SessionManager:
     """Creates, steps and reaps SimEnv sessions that all use the shared batching backend."""
 
-    def __init__(self, backend: Backend, settings: ServerSettings) -> None:
+    def __init__(self, backend: Backend, settings: ServerSettings, domains: Mapping[str, Any]) -> None:
         self.backend = backend
         self.settings = settings
+        self.domains = domains
         self.sessions: dict[str, Session] = {}
         self.closed_by_timeout = 0
 
     def create(self, body: dict[str, Any]) -> tuple[Session, str]:
-        from awctl.plugins import get_registry
         from awctl.sim.env import SimEnv
 
         if len(self.sessions) >= self.settings.max_sessions:
@@ -117,12 +118,11 @@ class SessionManager:
         name = body.get("domain")
         if not isinstance(name, str) or not name:
             raise SessionError(400, "domain is required (see GET /v1/domains)", "domain")
-        registry = get_registry()
-        if name not in registry.domains:
+        if name not in self.domains:
             raise SessionError(
-                404, f"unknown domain {name!r}; known: {', '.join(sorted(registry.domains))}", "domain"
+                404, f"unknown domain {name!r}; known: {', '.join(sorted(self.domains))}", "domain"
             )
-        domain = registry.domains[name]
+        domain = self.domains[name]
         options = dict(self.settings.session_defaults)
         for key, value in (body.get("options") or {}).items():
             kind = SESSION_OPTIONS.get(key)
@@ -228,8 +228,9 @@ class SessionManager:
         return len(stale)
 
 
-def build_app(backend: Backend, settings: ServerSettings) -> Any:
-    """The Starlette application serving ``backend`` (wrapped in a BatchingBackend)."""
+def build_app(backend: Backend, settings: ServerSettings, domains: Mapping[str, Any]) -> Any:
+    """The Starlette application serving ``backend`` (wrapped in a BatchingBackend) as a simulator of
+    ``domains``."""
     from starlette.applications import Starlette
     from starlette.requests import Request
     from starlette.responses import JSONResponse, Response, StreamingResponse
@@ -240,7 +241,7 @@ def build_app(backend: Backend, settings: ServerSettings) -> Any:
         if isinstance(backend, BatchingBackend)
         else BatchingBackend(backend, max_batch=settings.max_batch, window_ms=settings.window_ms)
     )
-    manager = SessionManager(batching, settings)
+    manager = SessionManager(batching, settings, domains)
     started = time.time()
     tokenizer = getattr(getattr(batching, "inner", batching), "tokenizer", None)
     decode = (lambda tid: tokenizer.decode([tid])) if tokenizer is not None else None
@@ -324,10 +325,8 @@ def build_app(backend: Backend, settings: ServerSettings) -> Any:
             events(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"}
         )
 
-    async def domains(request: Request) -> Response:
-        from awctl.plugins import get_registry
-
-        doms = get_registry().domains
+    async def list_domains(request: Request) -> Response:
+        doms = domains
         return JSONResponse(
             {
                 "data": [
@@ -395,7 +394,7 @@ def build_app(backend: Backend, settings: ServerSettings) -> Any:
             Route("/health", health),
             Route("/v1/models", models),
             Route("/v1/chat/completions", chat, methods=["POST"]),
-            Route("/v1/domains", domains),
+            Route("/v1/domains", list_domains),
             Route("/v1/sessions", sessions_root, methods=["GET", "POST"]),
             Route("/v1/sessions/{sid}", session_item, methods=["GET", "DELETE"]),
             Route("/v1/sessions/{sid}/step", session_step, methods=["POST"]),
@@ -410,6 +409,7 @@ def build_app(backend: Backend, settings: ServerSettings) -> Any:
 def serve(
     backend: Backend,
     settings: ServerSettings,
+    domains: Mapping[str, Any],
     host: str = "127.0.0.1",
     port: int = 8000,
     log_level: str = "warning",
@@ -418,7 +418,7 @@ def serve(
     """Run the server until interrupted. ``on_ready(url)`` is called once the socket listens."""
     import uvicorn
 
-    app = build_app(backend, settings)
+    app = build_app(backend, settings, domains)
     config = uvicorn.Config(
         app, host=host, port=port, log_level=log_level, lifespan="on", timeout_keep_alive=30
     )

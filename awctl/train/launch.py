@@ -6,7 +6,7 @@ Each entry turns a :class:`~awctl.train.config.TrainSpec` and the worker's argum
 * ``torchrun`` — ``torchrun`` with ``--nproc_per_node``/``--nnodes`` and a c10d rendezvous;
 * ``deepspeed`` — the DeepSpeed launcher, with ``--hostfile`` for multi-node runs.
 
-The worker is ``python -m awctl.train.worker <launch.json>``; ``awctl train --dry-run`` prints the argv.
+The worker is ``python -m awctl.stages.worker <launch.json>``; ``awctl train --dry-run`` prints the argv.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 from awctl.train.config import TrainSpec
 
-WORKER_MODULE = "awctl.train.worker"
+WORKER_MODULE = "awctl.stages.worker"
 
 
 def _python(spec: TrainSpec, args: list[str]) -> list[str]:

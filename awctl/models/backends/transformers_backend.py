@@ -31,7 +31,11 @@ from awctl.models.backends.common import (
 
 
 def resolve_model_path(model: str | Path, gguf_file: str | None = None) -> tuple[Path, str | None]:
-    """``(directory, gguf file name or None)`` for a model directory, a ``.gguf`` path or ``"tiny"``."""
+    """``(directory, gguf file name or None)`` for a model directory, a ``.gguf`` path (or
+    ``pkg:<package>/<file>.gguf``) or ``"tiny"``."""
+    from awctl.models.paths import expand_pkg
+
+    model = expand_pkg(str(model))
     if str(model) == "tiny":
         from awctl.models.tiny import default_tiny_model
 

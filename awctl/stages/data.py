@@ -66,7 +66,7 @@ class ConvertStage(Stage):
         opts: ConvertOptions = self.options  # type: ignore[assignment]
         out = ctx.stage_dir / opts.output
         inputs = [ctx.resolve_input(p) for p in opts.inputs]
-        counts = convert_files(inputs, out, opts.from_format, opts.to, opts.domain)
+        counts = convert_files(inputs, out, opts.from_format, opts.to, ctx.domains, opts.domain)
         ctx.log.info("converted", **counts, output=str(out))
         ctx.metric(trajectories=counts["trajectories"], written=counts["written"])
         name = (

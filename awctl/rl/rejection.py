@@ -1,6 +1,6 @@
 """Rejection sampling for SFT: a teacher writes candidates, verifiers and a judge decide which to keep.
 
-For every target turn (one-turn expansion, :mod:`awctl.rl.expand`), the teacher backend — any registered
+For every target turn (one-turn expansion, :mod:`awctl.rl.expand`), the teacher backend — any
 backend: an OpenAI-compatible endpoint serving a strong model, or a local model — is asked for ``k``
 candidates (reasoning + ``<predicted_observation>``) under a system prompt drawn from the domain's wording
 variants. A candidate is kept when strict tag extraction succeeds, every applicable domain verifier passes
@@ -14,9 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from awctl.trajectory import Trajectory, write_trajectories
+
+if TYPE_CHECKING:
+    from awctl.backend import Backend
 
 
 def rejection_sample(
@@ -24,13 +27,11 @@ def rejection_sample(
     domains: Mapping[str, Any],
     *,
     out: Path,
-    backend: str,
-    backend_options: dict[str, Any],
+    teacher: Backend,
     k: int = 4,
     temperature: float = 0.8,
     max_tokens: int = 256,
-    judge: str = "deterministic",
-    judge_options: dict[str, Any] | None = None,
+    judge: Any = None,
     threshold: float = 0.6,
     require_verifiers: bool = True,
     keep_reference: bool = False,
@@ -41,39 +42,37 @@ def rejection_sample(
     style: str = "awctl",
 ) -> dict[str, Any]:
     """Write kept examples to ``out`` (trajectory JSONL); return counts and the retention rate
-    (kept teacher candidates / teacher candidates; reference examples are not counted as candidates)."""
-    from awctl.backend import ChatRequest, build_backend
+    (kept teacher candidates / teacher candidates; reference examples are not counted as candidates).
+    ``teacher`` is any backend; ``judge`` a judge object for :class:`~awctl.rl.rewards.RewardModel`
+    (``None``: the deterministic comparison)."""
+    from awctl.backend import ChatRequest
     from awctl.rl.expand import expand
     from awctl.rl.rewards import RewardModel, split_reasoning
 
     prompts = expand(trajectories, domains, seed=seed, turns=turns, style=style)
     if max_targets:
         prompts = prompts[:max_targets]
-    scorer = RewardModel(domains, judge=judge, judge_options=judge_options)
+    scorer = RewardModel(domains, judge=judge)
     kept: list[Trajectory] = []
     candidates = accepted = 0
-    try:
-        with build_backend(backend, **backend_options) as teacher:
-            for start in range(0, len(prompts), chunk):
-                part = prompts[start : start + chunk]
-                # One seed per chunk: requests with equal sampling settings share one batched generate
-                # call (a seed per request would make a local backend generate them one at a time).
-                requests = [ChatRequest(messages=p.messages, max_tokens=max_tokens, temperature=temperature, n=k,
-                                        seed=seed + start) for p in part]
-                completions = teacher.generate(requests)
-                flat = [(p, c) for p, cs in zip(part, completions, strict=True) for c in cs]
-                texts = [(f"<think>\n{c.reasoning}\n</think>\n" if c.reasoning else "") + c.text for _, c in flat]
-                scores = scorer.score([p for p, _ in flat], texts)
-                for j, ((p, _), text, s) in enumerate(zip(flat, texts, scores, strict=True)):
-                    candidates += 1
-                    if not s.tagged or s.judge < threshold or (require_verifiers and s.verifier < 1.0):
-                        continue
-                    accepted += 1
-                    kept.append(_example(p, s.observation or "", split_reasoning(text), f"c{j}"))
-                if keep_reference:
-                    kept.extend(_example(p, p.reference, None, "ref") for p in part)
-    finally:
-        scorer.close()
+    for start in range(0, len(prompts), chunk):
+        part = prompts[start : start + chunk]
+        # One seed per chunk: requests with equal sampling settings share one batched generate
+        # call (a seed per request would make a local backend generate them one at a time).
+        requests = [ChatRequest(messages=p.messages, max_tokens=max_tokens, temperature=temperature, n=k,
+                                seed=seed + start) for p in part]
+        completions = teacher.generate(requests)
+        flat = [(p, c) for p, cs in zip(part, completions, strict=True) for c in cs]
+        texts = [(f"<think>\n{c.reasoning}\n</think>\n" if c.reasoning else "") + c.text for _, c in flat]
+        scores = scorer.score([p for p, _ in flat], texts)
+        for j, ((p, _), text, s) in enumerate(zip(flat, texts, scores, strict=True)):
+            candidates += 1
+            if not s.tagged or s.judge < threshold or (require_verifiers and s.verifier < 1.0):
+                continue
+            accepted += 1
+            kept.append(_example(p, s.observation or "", split_reasoning(text), f"c{j}"))
+        if keep_reference:
+            kept.extend(_example(p, p.reference, None, "ref") for p in part)
     out.parent.mkdir(parents=True, exist_ok=True)
     write_trajectories(out, kept)
     return {"targets": len(prompts), "candidates": candidates, "kept": accepted,

@@ -34,7 +34,8 @@ class StageResult:
 
 @dataclass
 class StageContext:
-    """What a running stage may use. ``artifacts`` maps earlier stage names to their outputs."""
+    """What a running stage may use. ``artifacts`` maps earlier stage names to their outputs; ``registry``
+    is the run's :class:`awctl.plugins.Registry` (domains, backends, judges), passed in by the runner."""
 
     name: str
     run_dir: Path
@@ -42,9 +43,19 @@ class StageContext:
     project: Any  # awctl.config.ProjectConfig
     recipe: dict[str, Any]
     log: Any  # structlog BoundLogger
+    registry: Any  # awctl.plugins.Registry
     artifacts: dict[str, dict[str, Path]] = field(default_factory=dict)
     seed: int = 0
     _metrics_path: Path | None = None
+
+    @property
+    def domains(self) -> dict[str, Any]:
+        return self.registry.domains
+
+    def judge(self, name: str, options: dict[str, Any]) -> Any:
+        """The judge ``name`` built with ``options``, or ``None`` for ``deterministic`` (reward and
+        rejection sampling compare with the reference directly, the same rules without building rows)."""
+        return None if name == "deterministic" else self.registry.build_judge(name, **options)
 
     def metric(self, step: int | None = None, **values: Any) -> None:
         """Append one record to the run's metrics.jsonl, tagged with this stage."""

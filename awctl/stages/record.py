@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from awctl.stages import Stage, StageContext, StageResult
 
@@ -24,11 +24,10 @@ class RecordOptions(BaseModel):
 
     @field_validator("domains")
     @classmethod
-    def _known_domains(cls, value: list[str]) -> list[str]:
-        from awctl.plugins import get_registry
-
-        known = get_registry().domains
-        unknown = [d for d in value if d not in known]
+    def _known_domains(cls, value: list[str], info: ValidationInfo) -> list[str]:
+        # Validated against the registry the recipe is checked with (passed as validation context).
+        known = (info.context or {}).get("domains")
+        unknown = [d for d in value if known is not None and d not in known]
         if unknown:
             raise ValueError(f"unknown domain(s) {unknown}; registered: {sorted(known)}")
         return value
@@ -42,20 +41,18 @@ class RecordStage(Stage):
 
     def run(self, ctx: StageContext) -> StageResult:
         from awctl.errors import AwctlError
-        from awctl.plugins import get_registry
-        from awctl.record import record, select_tasks
+        from awctl.record import record, resolve_policy, select_tasks
         from awctl.trajectory import read_trajectories, write_jsonl
 
         opts: RecordOptions = self.options  # type: ignore[assignment]
-        reg = get_registry()
         parts, summaries = [], {}
         for name in opts.domains:
-            domain = reg.domain(name)
+            domain = ctx.registry.domain(name)
             tasks = select_tasks(domain, opts.suite, opts.limit, ids=opts.tasks)
             part = ctx.stage_dir / f"{name}.jsonl"
+            policy = resolve_policy(opts.policy, domain, ctx.registry.build_backend, **opts.policy_options)
             summary = record(
-                domain, tasks, part, policy=opts.policy, policy_options=opts.policy_options,
-                repeats=opts.repeats, workers=opts.workers,
+                domain, tasks, part, policy=policy, repeats=opts.repeats, workers=opts.workers,
                 env_settings=ctx.project.domain_settings(name),
             )
             ctx.log.info("recorded", domain=name, **summary.to_dict())

