@@ -137,6 +137,39 @@ def test_third_party_package_installs_and_appears_with_no_core_change(tmp_path, 
     assert json.loads(rec.stdout)["passed"] == 3
 
 
+def test_a_copied_builtin_domain_folder_works_unchanged_as_a_third_party_plugin(tmp_path, awctl):
+    # Every built-in domain imports its own modules relatively and the core as awctl.*: copy the folder
+    # into a new package, add an entry point, and it is the same domain (the built-in one blocked).
+    import shutil
+
+    pkg = tmp_path / "src"
+    shutil.copytree(REPO / "domains" / "search", pkg / "my_search", ignore=shutil.ignore_patterns("tests", "__pycache__"))
+    (pkg / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools>=68"]\nbuild-backend = "setuptools.build_meta"\n'
+        '[project]\nname = "my-search"\nversion = "1.0"\n'
+        '[project.entry-points.awctl]\nmy_search = "my_search.plugin"\n'
+        '[tool.setuptools]\npackages = ["my_search"]\n'
+        '[tool.setuptools.package-data]\nmy_search = ["corpus/*"]\n'
+    )
+    target = tmp_path / "site"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--no-compile",
+         "--target", str(target), str(pkg)],
+        check=True, capture_output=True, text=True, timeout=300,
+    )
+    env = {"PYTHONPATH": str(target), "AWCTL_BLOCK_PLUGINS": "search"}
+    domains = {d["name"]: d for d in json.loads(awctl("domains", "--json", env=env).stdout)}
+    assert domains["search"]["plugin"] == "my_search"
+    builtin = {d["name"]: d for d in json.loads(awctl("domains", "--json").stdout)}["search"]
+    assert {k: v for k, v in domains["search"].items() if k != "plugin"} == \
+        {k: v for k, v in builtin.items() if k != "plugin"}
+    out = tmp_path / "s.jsonl"
+    rec = awctl("record", "--domain", "search", "--tasks", "facts", "--limit", "2", "-o", str(out), "--json",
+                env=env)
+    assert rec.returncode == 0, rec.stderr
+    assert json.loads(rec.stdout)["passed"] == 2
+
+
 @pytest.mark.parametrize("name", [n for n, f in vars(hookspecs).items() if n.startswith("register_")])
 def test_every_hook_is_documented_and_tested(name):
     fn = getattr(hookspecs, name)

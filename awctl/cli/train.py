@@ -17,30 +17,13 @@ from typing import Any
 import click
 
 
-def _parse_value(text: str) -> Any:
-    import tomllib
-
-    try:
-        return tomllib.loads(f"v = {text}")["v"]
-    except tomllib.TOMLDecodeError:
-        return text  # a bare string such as a path
-
-
-def _set(options: dict[str, Any], key: str, value: Any) -> None:
-    parts = key.split(".")
-    node = options
-    for p in parts[:-1]:
-        node = node.setdefault(p, {})
-    node[parts[-1]] = value
-
-
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--stage", "stage", type=click.Choice(["cpt", "sft", "rl"]), required=True, help="Stage kind.")
 @click.option("--out", "out", type=click.Path(path_type=Path), required=True, help="Output folder.")
 @click.option("--options", "options_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="TOML file with the stage's options (a recipe stage table).")
 @click.option("--data", help="cpt: prep output folder.")
-@click.option("--model", help="HF directory, .gguf file or 'tiny'.")
+@click.option("--model", help="HF directory, .gguf file, pkg:<package>/<file>.gguf or 'tiny'.")
 @click.option("--tokenizer", help="Tokenizer folder for a tiny model.")
 @click.option("--trajectories", multiple=True, help="sft/rl: trajectory JSONL files (repeatable).")
 @click.option("--steps", type=int, help="Optimizer steps.")
@@ -70,6 +53,7 @@ def train(stage: str, out: Path, options_file: Path | None, data: str | None, mo
     import tomllib
 
     from awctl.errors import AwctlError, InputError
+    from awctl.keyvalue import parse_assignment, set_path
     from awctl.train.launch import format_command, launch_command
 
     options: dict[str, Any] = {}
@@ -92,10 +76,8 @@ def train(stage: str, out: Path, options_file: Path | None, data: str | None, mo
     if trajectories:
         options["trajectories"] = list(trajectories)
     for item in overrides:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise InputError(f"override {item!r} is not key=value", hint="e.g. optim.lr=3e-4")
-        _set(options, key, _parse_value(value))
+        path, value = parse_assignment(item, "override", "key.path=value")
+        set_path(options, path, value)
     from pydantic import ValidationError
 
     from awctl.plugins import get_registry
