@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import shlex
+import sys
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -13,14 +15,19 @@ from awctl.train.launch import LAUNCHERS, launch_command
 from awctl.train.schedule import warmup_cosine
 
 
-def test_launchers_are_a_table_of_commands() -> None:
+def test_launchers_are_a_table_of_commands_run_by_this_interpreter() -> None:
     assert set(LAUNCHERS) == {"python", "torchrun", "deepspeed"}
     spec = TrainSpec(launcher="deepspeed", deepspeed="z.json", nproc_per_node=8, nnodes=2, hostfile="hosts")
     cmd = launch_command(spec, ["launch.json"])
-    assert cmd[:5] == ["deepspeed", "--hostfile", "hosts", "--num_nodes=2", "--num_gpus=8"]
+    # The launchers run as modules of awctl's own interpreter, never a `deepspeed`/`torchrun` found on PATH.
+    assert cmd[:7] == [sys.executable, "-m", "deepspeed.launcher.runner", "--hostfile", "hosts", "--num_nodes=2",
+                       "--num_gpus=8"]
     assert cmd[-3:] == ["--module", "awctl.stages.worker", "launch.json"]
     tr = launch_command(TrainSpec(launcher="torchrun", nproc_per_node=4), ["l.json"])
-    assert tr[:3] == ["torchrun", "--nproc_per_node=4", "--nnodes=1"]
+    assert tr[:5] == [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=4", "--nnodes=1"]
+    assert tr[-3:] == ["-m", "awctl.stages.worker", "l.json"]
+    multi = launch_command(TrainSpec(launcher="torchrun", nnodes=2, master_addr="10.0.0.1", master_port=1234), [])
+    assert "--rdzv_backend=c10d" in multi and "--rdzv_endpoint=10.0.0.1:1234" in multi
 
 
 def test_dry_run_prints_options_and_deepspeed_command(tmp_path: Path) -> None:
@@ -32,7 +39,8 @@ def test_dry_run_prints_options_and_deepspeed_command(tmp_path: Path) -> None:
     text, _, command = res.output.rstrip().rpartition("\n")
     launch = json.loads(text)
     assert launch["options"]["optim"]["lr"] == 2e-5 and launch["stage"] == "cpt"
-    assert command.startswith("deepspeed --hostfile hosts --num_nodes=2 --num_gpus=8")
+    assert shlex.split(command)[:7] == [sys.executable, "-m", "deepspeed.launcher.runner", "--hostfile", "hosts",
+                                        "--num_nodes=2", "--num_gpus=8"]
     assert not (tmp_path / "o").exists()  # a dry run writes nothing
 
 

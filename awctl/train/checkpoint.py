@@ -54,23 +54,36 @@ def latest_checkpoint(out: Path) -> Path | None:
     return dirs[-1] if dirs else None
 
 
-def save_checkpoint(out: Path, step: int, save_model: Any, state: dict[str, Any], keep: int) -> Path:
+def save_checkpoint(out: Path, step: int, save_model: Any, state: dict[str, Any], keep: int, *, rank: int = 0,
+                    barrier: Any = None) -> Path:
     """Write checkpoint ``step``: ``save_model(folder)`` writes the model, ``state`` goes to
-    ``trainer_state.pt``; then the oldest checkpoints beyond ``keep`` are removed."""
+    ``trainer_state.pt``; then the oldest checkpoints beyond ``keep`` are removed.
+
+    In a multi-process run every rank calls this with its ``rank`` and a ``barrier``: every rank runs
+    ``save_model`` (DeepSpeed writes one shard per rank), rank 0 alone prepares, seals and renames the folder."""
     import torch
+
+    def wait() -> None:
+        if barrier is not None:
+            barrier()
 
     root = out / "checkpoints"
     final = root / f"step-{step}"
     tmp = root / f".tmp-step-{step}"
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
+    if rank == 0:
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+    wait()
     save_model(tmp)
-    torch.save({**state, "rng": rng_state()}, tmp / STATE_FILE)
-    (tmp / DONE_MARK).write_text(json.dumps({"step": step}) + "\n", encoding="utf-8")
-    shutil.rmtree(final, ignore_errors=True)
-    tmp.rename(final)
-    for old in checkpoint_dirs(out)[:-keep]:
-        shutil.rmtree(old, ignore_errors=True)
+    wait()
+    if rank == 0:
+        torch.save({**state, "rng": rng_state()}, tmp / STATE_FILE)
+        (tmp / DONE_MARK).write_text(json.dumps({"step": step}) + "\n", encoding="utf-8")
+        shutil.rmtree(final, ignore_errors=True)
+        tmp.rename(final)
+        for old in checkpoint_dirs(out)[:-keep]:
+            shutil.rmtree(old, ignore_errors=True)
+    wait()
     return final
 
 

@@ -20,6 +20,46 @@ def dist_env() -> tuple[int, int, int]:
     return int(os.environ.get("RANK", 0)), int(os.environ.get("LOCAL_RANK", 0)), int(os.environ.get("WORLD_SIZE", 1))
 
 
+def init_distributed() -> bool:
+    """Join the process group the launcher describes (``RANK``/``WORLD_SIZE``/``MASTER_ADDR``/``MASTER_PORT``):
+    gloo on CPU, nccl on CUDA (each rank on GPU ``LOCAL_RANK``). Returns whether this is a multi-process run;
+    one process, or a group already joined, is left as it is. DeepSpeed reuses the group joined here."""
+    import torch
+    import torch.distributed as dist
+
+    _, local, world = dist_env()
+    if world == 1:
+        return False
+    if not dist.is_initialized():
+        if torch.cuda.is_available():
+            torch.cuda.set_device(local)
+        dist.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
+    return True
+
+
+def barrier() -> None:
+    """Wait for every rank (a no-op in a single process)."""
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        dist.barrier()
+
+
+def all_reduce_sum(values: list[float], device: Any = None) -> list[float]:
+    """Element-wise sums of ``values`` over all ranks, in float64 (``values`` itself in a single process).
+    ``device``: where the collective runs (nccl needs a CUDA tensor; gloo a CPU one)."""
+    import torch
+    import torch.distributed as dist
+
+    if not (dist.is_available() and dist.is_initialized()):
+        return list(values)
+    if device is None or dist.get_backend() != "nccl":
+        device = "cpu"
+    t = torch.tensor(values, dtype=torch.float64, device=device)
+    dist.all_reduce(t)
+    return [float(x) for x in t.cpu()]
+
+
 def make_optimizer(model: Any, spec: TrainSpec) -> Any:
     import torch
 
@@ -40,8 +80,7 @@ class PlainEngine:
         self.rank, local, self.world = dist_env()
         self.model = model
         if self.world > 1:
-            if not torch.distributed.is_initialized():
-                torch.distributed.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
+            init_distributed()
             ids = [local] if torch.cuda.is_available() else None
             self.model = torch.nn.parallel.DistributedDataParallel(model, device_ids=ids)
         self.optimizer = make_optimizer(model, spec)

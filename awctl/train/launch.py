@@ -3,10 +3,16 @@
 Each entry turns a :class:`~awctl.train.config.TrainSpec` and the worker's arguments into an argv:
 
 * ``python`` — one process (CPU, or one GPU);
-* ``torchrun`` — ``torchrun`` with ``--nproc_per_node``/``--nnodes`` and a c10d rendezvous;
-* ``deepspeed`` — the DeepSpeed launcher, with ``--hostfile`` for multi-node runs.
+* ``torchrun`` — torchrun (``python -m torch.distributed.run``) with ``--nproc_per_node``/``--nnodes`` and a
+  c10d rendezvous for multi-node runs;
+* ``deepspeed`` — the DeepSpeed launcher (``python -m deepspeed.launcher.runner``), with ``--hostfile`` for
+  multi-node runs.
 
-The worker is ``python -m awctl.stages.worker <launch.json>``; ``awctl train --dry-run`` prints the argv.
+Launchers run as modules of this interpreter (``sys.executable``), never as whatever ``torchrun`` or
+``deepspeed`` comes first on ``PATH``: the launched workers use the environment awctl is installed in.
+The worker is ``python -m awctl.stages.worker <launch.json>``. ``awctl train --dry-run`` prints the argv
+and ``awctl train`` executes that same argv (``tests/test_train_distributed.py`` compares the printed
+command with the launcher process's ``/proc`` command line).
 """
 
 from __future__ import annotations
@@ -25,7 +31,8 @@ def _python(spec: TrainSpec, args: list[str]) -> list[str]:
 
 
 def _torchrun(spec: TrainSpec, args: list[str]) -> list[str]:
-    cmd = ["torchrun", f"--nproc_per_node={spec.nproc_per_node}", f"--nnodes={spec.nnodes}"]
+    cmd = [sys.executable, "-m", "torch.distributed.run", f"--nproc_per_node={spec.nproc_per_node}",
+           f"--nnodes={spec.nnodes}"]
     if spec.nnodes > 1:
         cmd += ["--rdzv_backend=c10d", f"--rdzv_endpoint={spec.master_addr}:{spec.master_port}"]
     else:
@@ -34,7 +41,7 @@ def _torchrun(spec: TrainSpec, args: list[str]) -> list[str]:
 
 
 def _deepspeed(spec: TrainSpec, args: list[str]) -> list[str]:
-    cmd = ["deepspeed"]
+    cmd = [sys.executable, "-m", "deepspeed.launcher.runner"]
     if spec.hostfile:
         cmd += ["--hostfile", spec.hostfile, f"--num_nodes={spec.nnodes}"]
     cmd += [f"--num_gpus={spec.nproc_per_node}", f"--master_addr={spec.master_addr}",

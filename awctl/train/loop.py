@@ -78,19 +78,26 @@ class Trainer:
                  deepspeed_config: dict[str, Any] | None = None) -> None:
         import torch
 
-        from awctl.train.engine import build_engine, dist_env
+        from awctl.train.engine import barrier, build_engine, dist_env, init_distributed
         from awctl.train.model import ADAPTER_DIR, build_tiny, load_for_training
 
         self.spec, self.out, self.seed, self.log = spec, Path(out), seed, log
         self.out.mkdir(parents=True, exist_ok=True)
         self._metric = metric
-        self.rank, _, self.world = dist_env()
+        self.rank, local_rank, self.world = dist_env()
+        # Multi-process runs join their process group first: rank 0 alone builds shared files (the tiny
+        # model) while the others wait, and DeepSpeed reuses the group (gloo on CPU).
+        init_distributed()
         seed_everything(seed)
         if spec.deepspeed and deepspeed_config is None:
             deepspeed_config = load_deepspeed_config(spec.deepspeed)
         base = model_path
         if model_path == "tiny":
+            if self.rank != 0:
+                barrier()
             base = str(build_tiny(tokenizer, spec.tiny, self.out / "init", seed))
+            if self.rank == 0:
+                barrier()
         self.base_model = base
         ckpt = latest_checkpoint(self.out) if resume else None
         self.resumed_from = 0
@@ -103,7 +110,7 @@ class Trainer:
                                                   lora=spec.lora, adapter_dir=adapter)
         device = spec.device
         if device == "auto":
-            device = "cuda" if torch.cuda.is_available() else "cpu"
+            device = (f"cuda:{local_rank}" if self.world > 1 else "cuda") if torch.cuda.is_available() else "cpu"
         self.device = torch.device(device)
         model.to(self.device)
         self.engine = build_engine(model, spec, spec.steps, deepspeed_config)
@@ -141,7 +148,9 @@ class Trainer:
         return self.engine.model
 
     def save(self, step: int, extra: dict[str, Any] | None = None) -> Path | None:
-        """Checkpoint ``step`` (all ranks must call; rank 0 writes the HF directory)."""
+        """Checkpoint ``step`` (all ranks must call; rank 0 writes the HF directory and the trainer state,
+        every rank its DeepSpeed shard)."""
+        from awctl.train.engine import barrier
         from awctl.train.model import save_model_dir
 
         full = self.engine.full_state_dict()
@@ -157,7 +166,8 @@ class Trainer:
 
         state = {"engine": self.engine.state_dict(), "step": step, "position": self.position,
                  "extra": extra or {}}
-        path = save_checkpoint(self.out, step, write_model, state, self.spec.keep_checkpoints)
+        path = save_checkpoint(self.out, step, write_model, state, self.spec.keep_checkpoints, rank=self.rank,
+                               barrier=barrier)
         self._log("checkpoint", step=step, path=str(path))
         return path
 
@@ -165,13 +175,14 @@ class Trainer:
         """The final model as ``out/final`` (LoRA merged), the directory later stages load."""
         import shutil
 
+        from awctl.train.engine import barrier
         from awctl.train.model import save_model_dir
 
         final = self.out / "final"
         tmp = self.out / ".tmp-final"
-        shutil.rmtree(tmp, ignore_errors=True)
-        full = self.engine.full_state_dict()
+        full = self.engine.full_state_dict()  # a collective under ZeRO-3: every rank calls it
         if self.rank == 0:
+            shutil.rmtree(tmp, ignore_errors=True)
             if full is not None:
                 self.engine.module.save_pretrained(str(tmp), state_dict=full)
                 self.tokenizer.save_pretrained(str(tmp))
@@ -179,6 +190,7 @@ class Trainer:
                 save_model_dir(self.engine.module, self.tokenizer, tmp)
             shutil.rmtree(final, ignore_errors=True)
             tmp.rename(final)
+        barrier()  # no rank returns before the final model exists
         return final
 
     def progress(self, total: int, initial: int) -> Any:
@@ -201,6 +213,8 @@ class Trainer:
                                   rank=self.rank, world=self.world) for k in range(spec.grad_accum)]
             from awctl.train.losses import target_weights
 
+            # Every rank divides by the window's total weight over all ranks times 1/world: the engines
+            # average gradients over ranks, so the update is that of one process training on the whole window.
             denom = float(sum(float(target_weights(b).sum()) for b in batches))
             denom = self._all_reduce(denom) / self.world if self.world > 1 else denom
             stats = LossStats()
@@ -209,11 +223,13 @@ class Trainer:
                 loss, s = packed_lm_loss(self.model, batch, denom, device=self.device, autocast=self.autocast)
                 norm = self.engine.micro_backward(loss, boundary=k == len(batches) - 1)
                 stats.add(s)
+            if self.world > 1:
+                stats = self._reduce_stats(stats)  # report the loss of the whole window, not this rank's share
             lr = self.engine.lr()
             self.position += per_window
             self.step += 1
             dt = time.perf_counter() - t0
-            tokens_total += stats.tokens * self.world
+            tokens_total += stats.tokens
             time_total += dt
             values = stats.metrics()
             if stats.weight:  # a window whose targets all weigh 0 (sparse CPT masks) has no loss to report
@@ -224,8 +240,8 @@ class Trainer:
             else:
                 values.pop("loss")
             if self.step % spec.log_every == 0 or self.step == spec.steps:
-                self.metric(self.step, **values, lr=lr, grad_norm=norm, tokens=stats.tokens * self.world,
-                            tokens_per_s=round(stats.tokens * self.world / dt, 1))
+                self.metric(self.step, **values, lr=lr, grad_norm=norm, tokens=stats.tokens,
+                            tokens_per_s=round(stats.tokens / dt, 1))
             bar.update(1)
             if "loss" in values:
                 bar.set_postfix(loss=f"{values['loss']:.3f}")
@@ -237,8 +253,22 @@ class Trainer:
         return result
 
     def _all_reduce(self, value: float) -> float:
-        import torch
+        from awctl.train.engine import all_reduce_sum
 
-        t = torch.tensor([value], dtype=torch.float64)
-        torch.distributed.all_reduce(t)
-        return float(t[0])
+        return all_reduce_sum([value], self.device)[0]
+
+    def _reduce_stats(self, stats: LossStats) -> LossStats:
+        """``stats`` summed over all ranks (one collective): loss sums, weights, tokens, per category."""
+        from awctl.data.masking import CATEGORIES
+        from awctl.train.engine import all_reduce_sum
+
+        flat = [stats.loss_sum, stats.weight, float(stats.tokens)]
+        for name in CATEGORIES:
+            flat += stats.per_category.get(name, [0.0, 0.0])
+        got = all_reduce_sum(flat, self.device)
+        out = LossStats(loss_sum=got[0], weight=got[1], tokens=round(got[2]))
+        for i, name in enumerate(CATEGORIES):
+            s, w = got[3 + 2 * i], got[4 + 2 * i]
+            if w:
+                out.per_category[name] = [s, w]
+        return out
