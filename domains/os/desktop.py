@@ -65,21 +65,18 @@ REQUIRED_PROGRAMS = ("Xvfb", "dbus-daemon", "openbox")
 
 def missing_components() -> list[str]:
     """What this machine lacks for a desktop session (empty when it can run one); cheap, starts nothing."""
+    import importlib.util
+
     missing = [p for p in REQUIRED_PROGRAMS if shutil.which(p) is None]
     if not Path(SYSTEM_PYTHON).exists():
         missing.append(f"{SYSTEM_PYTHON} (Debian python3)")
-    elif not any(Path(p).is_dir() for p in ("/usr/lib/python3/dist-packages/pyatspi",)) and not list(
-        Path("/usr/lib").glob("*/girepository-1.0/Atspi-2.0.typelib")
-    ):
+    elif not list(Path("/usr/lib").glob("*/girepository-1.0/Atspi-2.0.typelib")) or not Path(
+        "/usr/lib/python3/dist-packages/gi"
+    ).is_dir():
         missing.append("python3-pyatspi (AT-SPI bindings for the system python)")
-    if not any(shutil.which(spec.command[0]) for spec in APPS.values()):
-        missing.append("a GTK application (mousepad or galculator)")
-    try:
-        import pyautogui  # noqa: F401 - only checking it is installed
-    except ImportError:
+    missing += [f"{name} (a GTK application)" for name, spec in APPS.items() if shutil.which(spec.command[0]) is None]
+    if importlib.util.find_spec("pyautogui") is None:
         missing.append("pyautogui (pip install 'awctl[os]')")
-    except Exception:  # pyautogui fails to import without a display; that only proves it is installed
-        pass
     return missing
 
 
@@ -141,6 +138,18 @@ def _end_processes(pids: list[int], grace_s: float = 2.0) -> None:
     for pid in alive:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if int((entry / "stat").read_text().rsplit(") ", 1)[1].split()[1]) == pid:
+                    out.append(int(entry.name))
+            except (OSError, IndexError, ValueError):
+                continue
+    return out
 
 
 def _is_zombie(pid: int) -> bool:
@@ -493,6 +502,10 @@ class DesktopSession:
 
     def _restart_executor(self) -> None:
         if self._executor is not None and self._executor.poll() is None:
+            # Under bubblewrap the runner is bwrap's child: end it too (programs it started live on).
+            for pid in _children(self._executor.pid):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
             self._executor.kill()
             with contextlib.suppress(Exception):
                 self._executor.wait(timeout=5)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-import shutil
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +15,6 @@ if TYPE_CHECKING:
     from awctl.env import Environment
 
 _APP_NOTES = {"mousepad": "Mousepad (text editor)", "galculator": "galculator (calculator)"}
-_FENCED_CODE = re.compile(r"^\s*```(?:python|py)?\s*\n(.*?)\n?```\s*$", re.S)
 
 
 class OsDomain(Domain):
@@ -141,11 +138,10 @@ class OsDomain(Domain):
         return env
 
     def real_env_status(self) -> tuple[bool, str]:
-        from .desktop import APPS, missing_components
+        from .desktop import missing_components
 
         missing = missing_components()
-        missing += [f"{name} (apt-get install -y {name})" for name, spec in APPS.items()
-                    if shutil.which(spec.command[0]) is None and name not in " ".join(missing)]
         if missing:
-            return False, "missing " + "; ".join(missing)
+            return False, "missing " + "; ".join(missing) + (
+                " (apt-get install -y xvfb dbus-daemon at-spi2-core python3-pyatspi openbox mousepad galculator)")
         return True, "Xvfb desktop with openbox, mousepad and galculator; AT-SPI tree read by the system python"

@@ -11,8 +11,9 @@ instruction comes from a task file beside the log (``task.json``/``example.json`
 ``instruction``) and the screen size from an ``args.json`` up the tree (``screen_width``/``screen_height``).
 A path may be a ``traj.jsonl``, an example directory, or any directory above them.
 
-**agentworldbench-os** — AgentWorldBench rows (``task`` ``os``) of a JSONL file, read by the lossless core
-converter; rows of other domains are skipped.
+**agentworldbench-os** — AgentWorldBench rows (``task`` ``os``) of a JSONL file (``*.awb-os.jsonl``, or any
+file with ``--from agentworldbench-os``), read by the lossless core converter; rows of other domains are
+skipped. Plain ``.jsonl`` files of AgentWorldBench rows are read by the core for every domain anyway.
 """
 
 from __future__ import annotations
@@ -208,6 +209,7 @@ def load_awb_os(path: Path) -> Iterator[Trajectory]:
 IMPORTERS: tuple[Importer, ...] = (
     Importer("osworld", "OSWorld result directories: traj.jsonl plus the accessibility tree saved per step",
              ("traj.jsonl",), load_osworld),
-    # No file pattern: plain JSONL (AgentWorldBench rows included) is the core's; this one is asked for by name.
-    Importer("agentworldbench-os", "AgentWorldBench rows of task os only (lossless core converter)", (), load_awb_os),
+    # Plain JSONL (AgentWorldBench rows included) goes to the core's reader; this importer takes only *.awb-os.jsonl.
+    Importer("agentworldbench-os", "AgentWorldBench rows of task os only (lossless core converter)",
+             ("*.awb-os.jsonl",), load_awb_os),
 )

@@ -50,7 +50,7 @@ _SCREEN_PATTERNS = (
     re.compile(r"(?i)\b(?:screen|display|resolution)[^\n\d]{0,40}?\b(\d{3,5})\s*[x×,*]\s*(\d{3,5})\b"),
     re.compile(r"(?i)screen[ _]?size[^\n\d]{0,20}\(\s*(\d{3,5})\s*,\s*(\d{3,5})\s*\)"),
 )
-_FENCE = re.compile(r"```[a-z]*\n(.*?)```", re.S)
+_FENCE = re.compile(r"```[a-z]*\n(.*?)\n?```", re.S)
 _XML_TREE = re.compile(r"<(desktop-frame|desktop)\b.*?(?:</\1>|/>)", re.S)
 
 

@@ -69,3 +69,14 @@ def test_awctl_domains_lists_os() -> None:
                          text=True, timeout=120)
     names = [d["name"] for d in json.loads(out.stdout)]
     assert "os" in names
+
+
+def test_the_copy_baseline_repeats_the_previous_tree() -> None:
+    from awctl.trajectory import Trajectory, Turn
+
+    start = "<desktop-frame/>"
+    traj = Trajectory(id="t", domain="os", system=DOMAIN.sections_for(None, initial_state=start),
+                      turns=[Turn(action="WAIT", observation="<desktop-frame><application name=\"a\"/></desktop-frame>"),
+                             Turn(action="WAIT", observation=start)])
+    assert DOMAIN.copy_baseline(traj, 0) == start
+    assert DOMAIN.copy_baseline(traj, 1) == traj.turns[0].observation

@@ -56,8 +56,13 @@ def test_agent_code_runs_as_the_desktop_user_in_a_sandbox(session: DesktopSessio
 
 
 def test_a_hung_action_is_stopped_and_the_next_one_runs(session: DesktopSession) -> None:
+    def runners() -> set[int]:
+        return {p for p in session.pids() if "executor.py" in Path(f"/proc/{p}/cmdline").read_text(errors="replace")}
+
+    before = runners()
     hung = session.run_code("time.sleep(60)")
     assert not hung.ok and "did not finish within 2 s" in (hung.error or "")
+    assert before and not before & runners()  # the stuck runner (and its sandbox) ended
     after = session.run_code("print('alive')")
     assert after.ok and after.output == "alive\n"
     raised = session.run_code("x = 1\nraise ValueError('boom')")

@@ -17,6 +17,7 @@ def test_the_suite_has_at_least_fifteen_tasks_in_both_action_forms() -> None:
     assert {a for t in TASKS for a in t.setup.get("apps", []) if isinstance(a, str)} >= {"galculator", "mousepad"}
 
 
+@pytest.mark.slow
 def test_every_reference_solution_passes_its_checker(recorded_xml) -> None:  # type: ignore[no-untyped-def]
     verdicts = {t.metadata["task"]: t.metadata["check"] for t in recorded_xml}
     assert set(verdicts) == {t.id for t in TASKS}

@@ -180,12 +180,14 @@ def _summary(trajectories: list[Trajectory]) -> dict[str, dict[str, int]]:
     return counts
 
 
+@pytest.mark.slow
 def test_recorded_desktop_trajectories_pass_every_verifier(recorded_xml, recorded_table) -> None:  # type: ignore[no-untyped-def]
     counts = _summary([*recorded_xml, *recorded_table])
     # Every verifier had something to check in the recordings.
     assert {name for name, c in counts.items() if c["passed"]} == set(BY_NAME)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fault", DOMAIN.faults(), ids=lambda f: f.name)
 def test_each_fault_planted_in_recordings_is_caught(fault, recorded_xml, recorded_table) -> None:  # type: ignore[no-untyped-def]
     planted = 0
