@@ -231,7 +231,10 @@ def table_columns(ctx: TurnContext) -> VerifyResult | None:
 
 
 def _heading(obs: A11yObservation) -> str:
-    return obs.preamble.strip().split("\n")[0] if obs.preamble.strip() else ""
+    """The label of the preamble's first line (before a colon): a heading like ``Active window: X`` keeps its
+    label while X changes from turn to turn."""
+    first = obs.preamble.strip().split("\n")[0] if obs.preamble.strip() else ""
+    return first.split(":", 1)[0].strip()[:60]
 
 
 @verifier("representation_kept", "observations keep the initial state's representation (XML root or table, heading)")

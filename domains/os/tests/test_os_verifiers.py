@@ -200,3 +200,13 @@ def test_each_fault_planted_in_recordings_is_caught(fault, recorded_xml, recorde
             verdict = BY_NAME[fault.verifier](TurnContext.at(traj, i, bad))
             assert verdict is not None and not verdict.ok, (fault.name, traj.id, i)
     assert planted, f"{fault.name}: no recorded turn to plant into"
+
+
+def test_a_heading_keeps_its_label_while_its_value_changes() -> None:
+    xml = render(base())
+    traj = Trajectory(id="h", domain="os",
+                      system=SystemPrompt(initial_state=f"A 1920x1080 screen.\n```\nActive window: gedit\n{xml}\n```"),
+                      turns=[Turn(action="WAIT", observation=f"Active window: gnome-terminal\n{xml}")])
+    assert results(traj, 0)["representation_kept"]
+    other = BY_NAME["representation_kept"](TurnContext.at(traj, 0, f"Focused: text\n{xml}"))
+    assert other is not None and not other.ok and "Focused" in other.message
