@@ -13,8 +13,12 @@ An **action** is a JSON list of keystroke items in the Terminal-Bench / Terminus
 The Terminus-2 response object ``{"commands": [...]}`` is accepted as well. The canonical rendering is the
 compact one-line JSON list with both keys in every item.
 
-An **observation** is the visible terminal screen after the keystrokes (``cols`` x ``rows``, default
-160 x 40), trailing spaces and trailing blank lines removed, prompt line included.
+An **observation** is what the terminal shows after the keystrokes, in one of the two screen forms a
+trajectory can establish (see :mod:`.session`): the whole visible screen (``cols`` x ``rows``; awctl's
+own recordings: 160 x 40, trailing spaces and blank lines removed, prompt line included), or the
+incremental output since the previous observation (echo, output, new prompt). Terminal-Bench's
+``New Terminal Output:`` / ``Current Terminal Screen:`` headers are read and kept. Parsing keeps every
+byte, so ``render(parse(text)) == text``.
 """
 
 from __future__ import annotations
@@ -154,39 +158,75 @@ def command_name(line: str) -> str:
     return ""
 
 
+TERMINUS_HEADERS = ("New Terminal Output:", "Current Terminal Screen:")
+
+
 @dataclass(frozen=True)
 class Screen:
-    """A parsed terminal screen: its lines (right-stripped) and the geometry it was checked against."""
+    """A parsed terminal observation.
+
+    ``lines`` are what checks read: right-stripped, trailing blank lines dropped, without a Terminus
+    header. ``raw`` keeps every line exactly as given (trailing spaces, blank lines, ``\\r``) and
+    ``header`` a Terminal-Bench ``New Terminal Output:`` / ``Current Terminal Screen:`` line, so
+    :meth:`TerminalObservationCodec.render` gives the text back byte for byte. ``rows``/``cols`` is the
+    geometry it was checked against (``None``: not checked).
+    """
 
     lines: tuple[str, ...]
-    rows: int = DEFAULT_ROWS
-    cols: int = DEFAULT_COLS
+    rows: int | None = DEFAULT_ROWS
+    cols: int | None = DEFAULT_COLS
+    raw: tuple[str, ...] | None = None
+    header: str | None = None
+
+    @property
+    def form(self) -> str | None:
+        """``screen`` or ``incremental`` when a Terminus header says which, else ``None``."""
+        if self.header is None:
+            return None
+        return "incremental" if self.header == TERMINUS_HEADERS[0] else "screen"
 
 
 class TerminalObservationCodec(ObservationCodec):
-    """Screens as text; ``parse`` checks the geometry (at most ``rows`` lines of at most ``cols`` cells)."""
+    """Observations as text, in either screen form (see :mod:`.session`), losslessly.
 
-    def __init__(self, rows: int = DEFAULT_ROWS, cols: int = DEFAULT_COLS) -> None:
+    ``parse`` rejects tabs and escape sequences (a terminal shows neither) and, when the codec has a
+    geometry, lines wider than ``cols`` and full screens taller than ``rows``; ``render(parse(x)) == x``.
+    The domain's own codec has no geometry: a trajectory states its own, which ``screen_geometry`` checks.
+    """
+
+    def __init__(self, rows: int | None = DEFAULT_ROWS, cols: int | None = DEFAULT_COLS) -> None:
         self.rows, self.cols = rows, cols
 
     def parse(self, text: str) -> Screen:
-        lines = [line.rstrip() for line in text.split("\n")]
+        if not isinstance(text, str):
+            raise CodecError(f"an observation is text, got {type(text).__name__}", where="observation")
+        header, body = None, text
+        for h in TERMINUS_HEADERS:
+            if text == h or text.startswith(h + "\n"):
+                header, body = h, text[len(h) + 1:] if len(text) > len(h) else None
+                break
+        raw = tuple(body.split("\n")) if body is not None else None
+        lines = [line.rstrip() for line in (raw or ())]
         while lines and not lines[-1]:
             lines.pop()
-        if len(lines) > self.rows:
+        offset = 2 if header else 1
+        if self.rows is not None and header != TERMINUS_HEADERS[0] and len(lines) > self.rows:
             raise CodecError(f"the screen has {len(lines)} lines but the terminal has {self.rows} rows",
-                             where=f"line {self.rows + 1}", hint="keep only the visible screen")
-        for i, line in enumerate(lines, 1):
-            if display_width(line) > self.cols:
-                raise CodecError(f"{display_width(line)} columns wide, the terminal has {self.cols}",
-                                 where=f"line {i}", hint="wrap long lines as the terminal does")
+                             where=f"line {self.rows + offset}", hint="keep only the visible screen")
+        for i, line in enumerate(lines, offset):
             if "\t" in line or "\x1b" in line:
                 raise CodecError("contains a tab or escape character, which a screen cannot show",
-                                 where=f"line {i}")
-        return Screen(tuple(lines), self.rows, self.cols)
+                                 where=f"line {i}", hint="expand tabs to spaces and drop escape sequences")
+            if self.cols is not None and display_width(line) > self.cols:
+                raise CodecError(f"{display_width(line)} columns wide, the terminal has {self.cols}",
+                                 where=f"line {i}", hint="wrap long lines as the terminal does")
+        return Screen(tuple(lines), self.rows, self.cols, raw, header)
 
     def render(self, observation: Screen) -> str:
-        return "\n".join(observation.lines)
+        body = "\n".join(observation.raw if observation.raw is not None else observation.lines)
+        if observation.header is None:
+            return body
+        return observation.header if observation.raw is None else f"{observation.header}\n{body}"
 
     def normalize(self, text: str) -> str:
         lines = [line.rstrip() for line in text.replace("\r\n", "\n").split("\n")]
@@ -197,13 +237,27 @@ class TerminalObservationCodec(ObservationCodec):
 
 def display_width(line: str) -> int:
     """Terminal cells a line occupies (East-Asian wide characters take two)."""
-    import unicodedata
-
-    return sum(2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in line)
+    return sum(2 if _wide(ch) else 1 for ch in line)
 
 
 def wrap_line(line: str, cols: int) -> list[str]:
-    """How the terminal shows a logical line: cut every ``cols`` characters (right-stripped)."""
+    """How the terminal shows a logical line: a new row each time the next character would pass ``cols``
+    cells (a wide character never straddles two rows); rows right-stripped."""
     if not line:
         return [""]
-    return [line[i: i + cols].rstrip() for i in range(0, len(line), cols)]
+    rows, current, used = [], "", 0
+    for ch in line:
+        width = 2 if _wide(ch) else 1
+        if used + width > cols:
+            rows.append(current.rstrip())
+            current, used = "", 0
+        current += ch
+        used += width
+    rows.append(current.rstrip())
+    return rows
+
+
+def _wide(ch: str) -> bool:
+    import unicodedata
+
+    return unicodedata.east_asian_width(ch) in ("W", "F")

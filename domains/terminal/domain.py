@@ -7,7 +7,7 @@ import shutil
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from awctl.domain import Domain, Importer, Perturbation, Task, Verifier
+from awctl.domain import Domain, Fault, Importer, Perturbation, Task, Verifier
 from awctl.prompts import PromptBuilder
 from awctl.trajectory import SystemPrompt
 
@@ -34,7 +34,8 @@ class TerminalDomain(Domain):
 
     def __init__(self) -> None:
         self.action_codec = TerminalActionCodec()
-        self.observation_codec = TerminalObservationCodec(DEFAULT_ROWS, DEFAULT_COLS)
+        # No fixed geometry: each trajectory states its own terminal size (checked by screen_geometry).
+        self.observation_codec = TerminalObservationCodec(None, None)
 
     @property
     def judge_guidance(self) -> str:
@@ -72,6 +73,11 @@ class TerminalDomain(Domain):
 
         return list(VERIFIERS)
 
+    def faults(self) -> list[Fault]:
+        from .faults import FAULTS
+
+        return list(FAULTS)
+
     def importers(self) -> list[Importer]:
         from .importers import IMPORTERS
 
@@ -104,8 +110,9 @@ class TerminalDomain(Domain):
         return f"```json\n{action}\n```"
 
     def from_awb_observation(self, body: str) -> str:
+        # Exactly the fenced text: trailing spaces (an incremental prompt's "$ ") and blank rows stay.
         m = _SCREEN_FENCED.match(body)
-        return self.observation_codec.normalize(m.group(1) if m else body)
+        return m.group(1) if m else body
 
     def to_awb_observation(self, observation: str) -> str:
         return f"```\n{observation}\n```"

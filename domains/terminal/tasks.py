@@ -16,7 +16,8 @@ from typing import Any
 from awctl.domain import CheckResult, Task
 from awctl.env import Environment
 
-from .verifiers import PROMPT_RE, idle_prompt, screen_lines
+from .prompt_shapes import parse_prompt
+from .session import screen_lines
 
 
 def keys(command: str, duration: float = 1.0) -> str:
@@ -27,13 +28,14 @@ def keys(command: str, duration: float = 1.0) -> str:
 def shell_output(env: Environment, command: str, duration: float = 2.0) -> str | None:
     """Run ``command`` through ``env.step`` and read its output off the screen (None if not visible).
 
-    The output is the lines between the command's echo and the next prompt, right-stripped.
+    The output is the lines between the command's echo (after a prompt of any shell family) and the next
+    prompt, right-stripped.
     """
     lines = screen_lines(env.step(keys(command, duration)).observation)
-    end = len(lines) - 1 if idle_prompt(lines) is not None else len(lines)
+    end = len(lines) - 1 if lines and parse_prompt(lines[-1]) is not None else len(lines)
     for i in range(end - 1, -1, -1):
-        m = PROMPT_RE.match(lines[i])
-        if m and m.group("typed").rstrip() == command:
+        line = lines[i]
+        if line.endswith(" " + command) and parse_prompt(line[: len(line) - len(command)]) is not None:
             return "\n".join(lines[i + 1: end])
     return None
 

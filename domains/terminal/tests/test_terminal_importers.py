@@ -58,7 +58,7 @@ def test_input_bytes_become_terminus_keystrokes():
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        ('{"version": 1, "width": 80, "height": 24}\n', "not an asciicast v2 header"),
+        ('{"version": 1, "width": 80, "height": 24}\n', "not an asciicast v2 or v3 header"),
         ('{"version": 2, "width": 0, "height": 24}\n', "'width' must be a positive integer"),
         ('{"version": 2, "width": 80, "height": 24}\n[0.1, "o"]\n', ":2: an event must be"),
         ('{"version": 2, "width": 80, "height": 24}\n[0.1, "o", "x"]\n{bad\n', ":3: invalid JSON"),
@@ -73,7 +73,8 @@ def test_malformed_casts_name_the_file_and_line(tmp_path, content, message):
     assert str(path) in info.value.message
 
 
-def test_importer_is_registered_for_cast_files():
-    (importer,) = TerminalDomain().importers()
-    assert importer.name == "asciinema" and importer.matches(Path("x/rec.cast"))
-    assert not importer.matches(Path("x/rec.jsonl"))
+def test_importers_are_registered_for_casts_and_typescripts():
+    importers = {i.name: i for i in TerminalDomain().importers()}
+    assert importers["asciinema"].matches(Path("x/rec.cast")) and importers["asciinema"].matches(Path("a.v3.cast"))
+    assert importers["script"].matches(Path("x/session.typescript"))
+    assert not any(i.matches(Path("x/rec.jsonl")) for i in importers.values())
