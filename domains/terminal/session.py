@@ -87,7 +87,7 @@ def geometry(traj: Trajectory) -> tuple[int | None, int | None]:
     rows = meta.get("rows") if isinstance(meta.get("rows"), int) else None
     cols = meta.get("cols") if isinstance(meta.get("cols"), int) else None
     if rows is None or cols is None:
-        m = re.search(r"\b(\d{2,4})\s*[x×]\s*(\d{1,4})\s+(?:character\s+)?terminal", system_text(traj))
+        m = re.search(r"\b(\d{2,4})\s*[x×]\s*(\d{1,4})\s+(?:character\s+)?(?:terminal|tmux pane|pane|tty)", system_text(traj))
         if m:
             cols, rows = cols or int(m.group(1)), rows or int(m.group(2))
     return rows, cols
@@ -781,7 +781,7 @@ def path_verdict(target: Logical, shown: str, facts: Facts, family: str) -> tupl
         if home is not None or abs_path is None:
             return False, abs_path or "?"
         rest = shown[1:]
-        consistent = abs_path.endswith(rest) and (rest == "" or rest.startswith("/"))
+        consistent = abs_path.endswith(rest) and len(abs_path) > len(rest) and (rest == "" or rest.startswith("/"))
         return (None if consistent else False), abs_path
     if abs_path is None:
         return None, tail or "?"

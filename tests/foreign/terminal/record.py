@@ -16,7 +16,8 @@ form a real tool would have written it:
     buffer from the previous buffer's last line on, or ``Current Terminal Screen:`` + the visible pane);
 
 * ``*.cast`` — asciicast v2 written by ``asciinema rec --stdin`` (asciinema 2.2, Debian) around the jail;
-  ``*.v3.cast`` — the same events in the asciicast v3 layout (asciinema 3 is not packaged for Debian 12);
+  ``*.v3.cast`` — such a recording rewritten in the asciicast v3 layout (``term`` header, intervals between
+  events), since asciinema 3 is not packaged for Debian 12;
 * ``*.typescript`` — written by util-linux ``script`` around the jail.
 
 Run from the repository root (as root: ``su`` inside the jail needs real setuid/setgid)::
@@ -545,8 +546,10 @@ def main() -> None:
                 suffix = ".cast" if s.kind == "cast" else ".typescript"
                 path = args.out / f"{s.name}{suffix}"
                 record_wrapped(s, Path(tmp), path)
-                if s.kind == "cast" and s.name.endswith(("00", "02")):
+                if s.kind == "cast" and s.name.endswith(("02", "03")):
+                    # Two of the recordings are kept in the asciicast v3 layout only.
                     to_v3(path, args.out / f"{s.name}.v3.cast")
+                    path.unlink()
         print(f"{s.name}: {len(s.steps)} steps in {time.monotonic() - t0:.1f}s", flush=True)
     for group, rows in groups.items():
         path = args.out / f"{group}.awb.jsonl"
