@@ -88,3 +88,43 @@ def test_packed_attention_matches_dense_mask_logits_and_gradients(tmp_path: Path
     for cid, name in enumerate(CATEGORIES):
         expect = float((tw * (cats == cid)).sum())
         assert stats.per_category.get(name, [0.0, 0.0])[1] == pytest.approx(expect, rel=1e-5, abs=1e-9)
+
+
+def test_lm_head_choice_changes_cost_not_the_loss_or_gradients(tmp_path: Path) -> None:
+    from awctl.train.losses import packed_lm_loss, target_weights
+
+    model = _model(tmp_path)
+    b = _batch()
+    denom = float(target_weights(b).sum())
+    results = []
+    for head in ("weighted", "all", "auto"):
+        model.zero_grad()
+        loss, _ = packed_lm_loss(model, b, denom, lm_head=head)
+        loss.backward()
+        results.append((float(loss.detach()), [p.grad.clone() for p in model.parameters()]))
+    for loss, grads in results[1:]:
+        assert loss == pytest.approx(results[0][0], rel=1e-6)
+        for g0, g in zip(results[0][1], grads, strict=True):
+            assert torch.allclose(g0, g, atol=1e-6)
+    with pytest.raises(ValueError, match="lm_head"):
+        packed_lm_loss(model, b, denom, lm_head="some")
+
+
+def test_causal_mode_is_the_hugging_face_loss_on_the_same_loss_tokens(tmp_path: Path) -> None:
+    """What ``benchmarks/train.py`` relies on: with 0/1 weights, ``attention="causal"`` computes exactly the
+    stock transformers causal-LM loss when its labels are the tokens whose target weight is non-zero."""
+    from awctl.train.losses import packed_lm_loss, target_weights
+
+    model = _model(tmp_path)
+    b = _batch()
+    b.loss_weights = (b.loss_weights > 0.5).float()
+    tw = target_weights(b)
+    labels = torch.full_like(b.input_ids, -100)
+    labels[:, 1:] = torch.where(tw > 0, b.input_ids[:, 1:], -100)
+    hf = model(input_ids=b.input_ids, labels=labels, use_cache=False).loss
+    ours, stats = packed_lm_loss(model, b, float(tw.sum()), attention="causal", lm_head="all")
+    assert float(ours.detach()) == pytest.approx(float(hf.detach()), rel=1e-5)
+    assert stats.weight == float((labels != -100).sum())
+    # and per-document attention is a different function of the same block (documents do not see each other)
+    docs, _ = packed_lm_loss(model, b, float(tw.sum()))
+    assert abs(float(docs.detach()) - float(ours.detach())) > 1e-4

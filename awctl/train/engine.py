@@ -1,13 +1,15 @@
 """The optimizer side of training behind one interface: plain PyTorch (AdamW, optional DDP) or DeepSpeed.
 
 Callers do ``loss = f(engine.model, ...)``, then ``engine.micro_backward(loss, boundary)`` for each
-micro-batch of an accumulation window; at the boundary the engine clips, steps the optimizer and the
-scheduler and returns the gradient norm. Losses passed in are already normalised over the whole window,
+micro-batch of an accumulation window (optionally both inside ``with engine.micro_batch(boundary):``, which
+lets DDP skip the gradient all-reduce of all but the window's last micro-batch); at the boundary the engine
+clips, steps the optimizer and the scheduler and returns the gradient norm. Losses passed in are already normalised over the whole window,
 so neither engine rescales them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from typing import Any
 
@@ -91,6 +93,13 @@ class PlainEngine:
     def module(self) -> Any:
         return getattr(self.model, "module", self.model)
 
+    def micro_batch(self, boundary: bool) -> Any:
+        """Context for one micro-batch's forward and backward. Under DDP the micro-batches before the
+        window's last one keep their gradients local (``no_sync``); the last backward all-reduces the sum."""
+        if boundary or not hasattr(self.model, "no_sync"):
+            return contextlib.nullcontext()
+        return self.model.no_sync()
+
     def micro_backward(self, loss: Any, boundary: bool) -> float | None:
         import torch
 
@@ -157,6 +166,10 @@ class DeepSpeedEngine:
     @property
     def module(self) -> Any:
         return self.model.module
+
+    def micro_batch(self, boundary: bool) -> Any:
+        """DeepSpeed schedules its own gradient reduction over the accumulation window."""
+        return contextlib.nullcontext()
 
     def micro_backward(self, loss: Any, boundary: bool) -> float | None:
         # The loss is already normalised over the window: DeepSpeed must not divide it by the

@@ -70,18 +70,22 @@ class Trainer:
 
     ``model_path``: a resolved model directory / .gguf file (``"tiny"`` builds a random-init model in
     ``out/init`` from ``tokenizer``). ``metric(step=..., **values)`` receives every logged record (the
-    stage passes ``ctx.metric``); records also go to ``out/metrics.jsonl``.
+    stage passes ``ctx.metric``); records also go to ``out/metrics.jsonl``. ``lm_head`` and ``attention``
+    go to :func:`~awctl.train.losses.packed_lm_loss` (the defaults are the trainer's; the others exist for
+    ``benchmarks/train.py``).
     """
 
     def __init__(self, spec: TrainSpec, *, model_path: str, out: Path, seed: int, resume: bool = False,
                  tokenizer: str | None = None, metric: MetricFn | None = None, log: Any = None,
-                 deepspeed_config: dict[str, Any] | None = None) -> None:
+                 deepspeed_config: dict[str, Any] | None = None, lm_head: str = "auto",
+                 attention: str = "documents") -> None:
         import torch
 
         from awctl.train.engine import barrier, build_engine, dist_env, init_distributed
         from awctl.train.model import ADAPTER_DIR, build_tiny, load_for_training
 
         self.spec, self.out, self.seed, self.log = spec, Path(out), seed, log
+        self.lm_head, self.attention = lm_head, attention  # see losses.packed_lm_loss
         self.out.mkdir(parents=True, exist_ok=True)
         self._metric = metric
         self.rank, local_rank, self.world = dist_env()
@@ -220,8 +224,11 @@ class Trainer:
             stats = LossStats()
             norm = None
             for k, batch in enumerate(batches):
-                loss, s = packed_lm_loss(self.model, batch, denom, device=self.device, autocast=self.autocast)
-                norm = self.engine.micro_backward(loss, boundary=k == len(batches) - 1)
+                boundary = k == len(batches) - 1
+                with self.engine.micro_batch(boundary):
+                    loss, s = packed_lm_loss(self.model, batch, denom, device=self.device, autocast=self.autocast,
+                                             lm_head=self.lm_head, attention=self.attention)
+                    norm = self.engine.micro_backward(loss, boundary=boundary)
                 stats.add(s)
             if self.world > 1:
                 stats = self._reduce_stats(stats)  # report the loss of the whole window, not this rank's share

@@ -54,14 +54,29 @@ def target_weights(batch: Any) -> Any:
     return batch.loss_weights[:, 1:] * same_doc.to(batch.loss_weights.dtype)
 
 
+LM_HEADS = ("auto", "weighted", "all")
+ATTENTIONS = ("documents", "causal")
+
+
 def packed_lm_loss(
-    model: Any, batch: Any, denom: float, *, device: Any = None, autocast: Any = None
+    model: Any, batch: Any, denom: float, *, device: Any = None, autocast: Any = None, lm_head: str = "auto",
+    attention: str = "documents",
 ) -> tuple[Any, LossStats]:
     """``sum(weight · CE) / denom`` for one micro-batch, and its stats. ``denom`` is the total target
     weight of the whole accumulation window, so accumulated micro-batches equal one large batch.
 
     Models on SDPA attention run segment-wise (:mod:`awctl.train.packed_attention`: no dense mask, no
-    scores across documents); any other attention implementation gets the dense 4D additive mask."""
+    scores across documents); any other attention implementation gets the dense 4D additive mask.
+
+    ``lm_head``: where logits are computed. ``"weighted"``: only at positions whose next token carries
+    weight in some row; ``"all"``: at every position (what a stock causal-LM loss does); ``"auto"`` (the
+    trainer's choice): ``"weighted"`` when that skips at least half the block, else ``"all"``. The loss is
+    the same either way. ``attention``: ``"documents"`` (the trainer's: each token sees only its own
+    document, with per-document positions) or ``"causal"`` (plain causal attention over the whole block
+    with positions ``0..L-1``, as an unpacking-unaware trainer sees it; a different function, for measuring
+    what per-document attention costs — ``benchmarks/train.py``)."""
+    if lm_head not in LM_HEADS or attention not in ATTENTIONS:
+        raise ValueError(f"packed_lm_loss: lm_head must be one of {LM_HEADS}, attention one of {ATTENTIONS}")
     import contextlib
 
     import torch
@@ -78,18 +93,23 @@ def packed_lm_loss(
     keep = torch.nonzero(w_all.sum(0) > 0).squeeze(-1)
     if keep.numel() == 0:
         keep = torch.zeros(1, dtype=torch.long, device=dev)
-    sparse = keep.numel() * 2 < w_all.shape[1]
+    sparse = lm_head == "weighted" or (lm_head == "auto" and keep.numel() * 2 < w_all.shape[1])
     kwargs: dict[str, Any] = {"input_ids": ids, "position_ids": batch.position_ids.to(dev), "use_cache": False,
                               "logits_to_keep": keep if sparse else 0}
-    if _config(model)._attn_implementation == "sdpa":
+    if attention == "causal":
+        # Positions 0..L-1 too: transformers would otherwise detect the packed documents from the per-document
+        # positions and build a block-diagonal mask by itself.
+        kwargs["position_ids"] = torch.arange(ids.shape[1], device=dev).expand_as(ids)
+        attention_ctx: Any = contextlib.nullcontext()
+    elif _config(model)._attn_implementation == "sdpa":
         kwargs["awctl_segments"] = segments_from_doc_ids(batch.doc_ids)
-        attention: Any = packed_attention(model)
+        attention_ctx = packed_attention(model)
     else:
         from awctl.data.packing import additive_attention_mask
 
         kwargs["attention_mask"] = additive_attention_mask(batch.doc_ids.to(dev))
-        attention = contextlib.nullcontext()
-    with autocast or contextlib.nullcontext(), attention:
+        attention_ctx = contextlib.nullcontext()
+    with autocast or contextlib.nullcontext(), attention_ctx:
         logits = model(**kwargs).logits
     if not sparse:
         keep = torch.arange(w_all.shape[1], device=dev)
