@@ -382,10 +382,11 @@ def wrap(text: str, cols: int | None) -> list[str]:
     return [text.rstrip()] if cols is None else wrap_line(text, cols)
 
 
-def locate_echo(facts: Facts, lines: list[str], chunks: list[str], form: str) -> tuple[int | None, str]:
+def locate_echo(facts: Facts, lines: list[str], chunks: list[str], form: str,
+                settled: bool = True) -> tuple[int | None, str]:
     """Where ``chunks`` (the echo) sit in ``lines`` for ``form``: ``(index, status)`` with status
     ``found``, ``missing`` (the place is known and the echo is not there) or ``unknown`` (the screen
-    scrolled and the echo may have left it)."""
+    scrolled and the echo may have left it). ``settled``: the screen ends at an idle prompt."""
     n = len(chunks)
     if not chunks:
         return None, "unknown"
@@ -402,8 +403,10 @@ def locate_echo(facts: Facts, lines: list[str], chunks: list[str], form: str) ->
     if not before:
         return None, "unknown"
     base = len(before) - 1
-    if facts.rows is not None and len(lines) < facts.rows:
-        # Nothing scrolled, so the echo must sit exactly where the previous prompt was.
+    # Nothing scrolled when a settled screen (its prompt on the cursor row) is shorter than the terminal;
+    # a screen whose cursor rests on blank rows (a command still running, the shell gone) may have
+    # scrolled anyway, unless the old screen still stands at the top.
+    if facts.rows is not None and len(lines) < facts.rows and (settled or base >= 1 and lines[:base] == before[:base]):
         return (base, "found") if lines[base: base + n] == chunks else (None, "missing")
     # The screen may have scrolled by k lines: its top is then the old screen from line k on. Whether
     # the echo is gone cannot be told (the same long output twice leaves the same screen).
@@ -436,13 +439,6 @@ def read_turn(facts: Facts, action: str, observation: str) -> TurnView:
     else:
         # An interrupt brings the same prompt back; other keys (C-d, typed lines run later) may not.
         view.changes_prompt = not _only_interrupts(action)
-    if typed is not None and facts.prompt is not None and not repaints(typed):
-        view.echo = echo_chunks(facts, typed)
-        for form in view.forms:
-            at, status = locate_echo(facts, lines, view.echo, form)
-            view.status[form] = status
-            if at is not None and view.echo_at is None:
-                view.echo_at, view.form = at, form
     known = facts.prompt or facts.shell
     final = parse_prompt(lines[-1], known, allow_repl=view.changes_prompt) if lines else None
     if lines and command is not None and facts.at_shell:
@@ -452,6 +448,13 @@ def read_turn(facts: Facts, action: str, observation: str) -> TurnView:
         if glue and lines[-1].startswith(glue):
             final = parse_shell_prompt(lines[-1], len(glue))
     view.final = final
+    if typed is not None and facts.prompt is not None and not repaints(typed):
+        view.echo = echo_chunks(facts, typed)
+        for form in view.forms:
+            at, status = locate_echo(facts, lines, view.echo, form, settled=final is not None)
+            view.status[form] = status
+            if at is not None and view.echo_at is None:
+                view.echo_at, view.form = at, form
     if view.echo_at is not None and enter:
         end = len(lines) - 1 if final is not None else len(lines)
         start = view.echo_at + len(view.echo)
@@ -609,6 +612,19 @@ _KEYWORDS = frozenset({"if", "then", "else", "elif", "fi", "do", "done", "while"
                        "{", "}", "case", "esac", "in", "select", "function"})
 
 
+def cd_words(part: str) -> list[str] | None:
+    """The words of a simple ``cd`` whose argument has no expansion but a leading ``~`` (else None)."""
+    if any(ch in _SPECIAL - {"~"} for ch in part) or "'" in part and '"' in part:
+        return None
+    try:
+        words = shlex.split(part)
+    except ValueError:
+        return None
+    if not words or words[0] != "cd" or len(words) > 2 or any("~" in w[1:] for w in words[1:]):
+        return None
+    return words
+
+
 def touches_dirs(command: str, facts: Facts) -> bool:
     """Whether ``command`` may change the working directory: a ``cd`` anywhere, or a builtin that may
     (``pushd``, ``source``, ``.``, ``exec``, ``eval``...) or a session-defined alias/function in command
@@ -735,8 +751,8 @@ def logical_after(facts: Facts, command: str, view: TurnView) -> Logical | None:
     for name, (_, part) in zip(names, steps, strict=True):
         if name != "cd":
             continue
-        words = literal_words(part)
-        if words is None or words[0] != "cd" or len(words) > 2:
+        words = cd_words(part)
+        if words is None:
             return None
         current = _apply_cd(current, words[1] if len(words) == 2 else "~", facts)
         if current is None:

@@ -313,8 +313,8 @@ def pool_steps(rng: random.Random, n: int) -> list[Step]:
     return steps
 
 
-def sessions() -> list[Session]:
-    rng = random.Random(20261201)
+def sessions(seed: int = 20261201) -> list[Session]:
+    rng = random.Random(seed)
     out: list[Session] = []
     hosts = ["devbox", "web01", "build-7", "lab", "ci-runner", "db2", "node3", "gateway"]
     geometries = [(160, 40), (120, 30), (100, 30), (80, 24)]
@@ -529,12 +529,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--only", default="", help="record only sessions whose name contains this")
     parser.add_argument("--out", type=Path, default=HERE)
+    parser.add_argument("--seed", type=int, default=20261201, help="draws the everyday commands of each session")
     args = parser.parse_args()
     missing = [p for p in ("bwrap", "tmux", "asciinema", "script", "sqlite3") if shutil.which(p) is None]
     if missing:
         raise SystemExit(f"missing {', '.join(missing)}: apt-get install -y bubblewrap tmux asciinema sqlite3")
     groups: dict[str, list[dict[str, object]]] = {}
-    for s in sessions():
+    for s in sessions(args.seed):
         if args.only not in s.name:
             continue
         t0 = time.monotonic()
