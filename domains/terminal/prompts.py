@@ -27,6 +27,16 @@ SIMULATION_INSTRUCTION = (
 )
 
 
+INCREMENTAL_SIMULATION_INSTRUCTION = (
+    "Predict what the terminal adds after the agent's latest keystrokes, given everything before. Show only "
+    "the new output since the previous observation: the echo of the typed text (continuing the current prompt "
+    "line), the output of any command that ran, and the new prompt `root@sandbox:<cwd># ` with the absolute "
+    "working directory and its trailing space. Keystrokes without Enter only echo. Keep files, variables and "
+    "the working directory consistent with the history and wrap lines at the terminal width. Do not help or "
+    "correct the agent. " + DEFAULT_OUTPUT_RULES
+)
+
+
 def terminal_prompt_builder() -> PromptBuilder:
     """The terminal domain's :class:`PromptBuilder` (10 variants)."""
     return PromptBuilder(domain_title="Linux terminal", roles=ROLES, simulation_instruction=SIMULATION_INSTRUCTION)

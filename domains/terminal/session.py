@@ -26,6 +26,8 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
+import threading
+import weakref
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -33,8 +35,6 @@ from awctl.errors import CodecError
 
 from .codec import TerminalActionCodec, command_name, display_width, wrap_line
 from .prompt_shapes import Prompt, parse_prompt, parse_shell_prompt, repl_started_by
-
-_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
 if TYPE_CHECKING:
     from awctl.domain import TurnContext
@@ -45,23 +45,16 @@ TERMINUS_HEADERS = ("New Terminal Output:", "Current Terminal Screen:")
 FORMS = ("screen", "incremental")
 # Programs and escapes that repaint the screen, which makes echo positions unpredictable.
 REPAINT_PROGRAMS = frozenset({"clear", "reset", "tput", "vi", "vim", "nvim", "nano", "less", "more", "man", "top",
-                              "htop", "watch", "tmux", "screen", "emacs", "printf", "echo"})
+                              "htop", "watch", "tmux", "screen", "emacs"})
 _ESCAPES = re.compile(r"\\033|\\e\[|\\x1b|\\u001b|\\E\[")
-
-
-def repaints(typed: str) -> bool:
-    """Whether typed text may repaint the screen: a full-screen program, or an escape sequence printed."""
-    if _ESCAPES.search(typed):
-        return True
-    return any(command_name(part) in REPAINT_PROGRAMS - {"printf", "echo"} for part in _command_parts(typed))
 # Commands that may replace the shell or its prompt: the next prompt may have another shape.
 PROMPT_CHANGERS = frozenset({
     "su", "sudo", "ssh", "exit", "logout", "bash", "sh", "dash", "zsh", "ksh", "fish", "exec", "source", ".",
     "chroot", "newgrp", "sg", "login", "screen", "tmux", "docker", "kubectl", "podman", "nix-shell", "conda",
     "deactivate", "activate", "workon", "hostname", "hostnamectl", "set", "runuser", "setpriv", "unshare",
-    "script", "asciinema", "telnet", "nc", "ftp", "sftp", "mysql", "mariadb", "sqlite3", "psql", "irb",
-    "ipython", "ipython3", "gdb", "node", "bc", "redis-cli", "mongo", "lua", "R", "ghci", "php", "perl",
-})
+    "script", "asciinema", "telnet", "nc", "ftp", "sftp", "mysql", "mariadb", "psql", "irb", "ipython",
+    "ipython3", "gdb", "node", "bc", "redis-cli", "mongo", "lua", "R", "ghci", "php", "perl",
+})  # python and sqlite3 start a REPL only without a script (see starts_repl)
 # Builtins and words that may change the working directory.
 CHANGES_DIR = frozenset({"cd", "pushd", "popd", "source", ".", "exec", "eval", "builtin", "command"})
 # Commands that print nothing on success and an error message (``name: ...``) on failure.
@@ -70,6 +63,14 @@ SILENT_OK = frozenset({"mkdir", "touch", "cp", "mv", "rm", "rmdir", "ln", "chmod
 _PROMPT_VARS = re.compile(r"\b(PS1|PS2|PROMPT_COMMAND|PROMPT_DIRTRIM)\b")
 _DEFINES = re.compile(r"^\s*(?:alias\s+([\w.-]+)=|function\s+([\w.-]+)|([\w.-]+)\s*\(\s*\)\s*\{)")
 _CODEC = TerminalActionCodec()
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def repaints(typed: str) -> bool:
+    """Whether typed text may repaint the screen: a full-screen program, or an escape sequence printed."""
+    if _ESCAPES.search(typed):
+        return True
+    return any(command_name(part) in REPAINT_PROGRAMS for part in _command_parts(typed))
 
 
 # ── the trajectory's fixed facts ─────────────────────────────────────────────────────────────────────
@@ -301,19 +302,54 @@ def _learn_from_prompt_path(facts: Facts, prompt: Prompt) -> None:
         facts.cwd = path
 
 
+class _Replay:
+    """The facts after each recorded turn of one trajectory object, shared by every turn's verifiers so a
+    trajectory is replayed once (not once per turn)."""
+
+    def __init__(self, traj: Trajectory) -> None:
+        self.system, self.metadata = traj.system, traj.metadata
+        self.texts: list[tuple[str, str]] = []  # the (action, observation) each step was computed from
+        self.facts: list[Facts] = [initial_facts(traj)]
+
+
+_REPLAYS: dict[int, tuple[weakref.ref[Trajectory], _Replay]] = {}
+_LOCK = threading.Lock()
+
+
+def _replay(traj: Trajectory) -> _Replay:
+    key = id(traj)
+    found = _REPLAYS.get(key)
+    if found is not None and found[0]() is traj and found[1].system is traj.system \
+            and found[1].metadata is traj.metadata:
+        return found[1]
+    replay = _Replay(traj)
+    _REPLAYS[key] = (weakref.ref(traj, lambda _ref, key=key: _REPLAYS.pop(key, None)), replay)
+    return replay
+
+
 def facts_before(ctx: TurnContext, index: int | None = None) -> Facts:
-    """The facts before turn ``index`` (default: the turn under test), replaying the recorded turns."""
+    """The facts before turn ``index`` (default: the turn under test), replaying the recorded turns.
+
+    Replays are kept per trajectory object; a turn whose texts changed since (an edited copy, a turn
+    replaced) is replayed again from there. The returned :class:`Facts` must not be modified.
+    """
     i = ctx.index if index is None else index
-    cache: dict[int, Facts] = ctx.state.setdefault("terminal.facts", {})
-    if i in cache:
-        return cache[i]
-    start = max((k for k in cache if k < i), default=None)
-    facts = cache[start].copy() if start is not None else initial_facts(ctx.trajectory)
-    for j in range(start if start is not None else 0, i):
-        turn = ctx.trajectory.turns[j]
-        facts = advance(facts, turn.action, turn.observation)
-    cache[i] = facts
-    return facts
+    traj = ctx.trajectory
+    with _LOCK:
+        replay = _replay(traj)
+        turns, texts = traj.turns, replay.texts
+        valid = 0
+        while valid < min(len(texts), i) and texts[valid][0] is turns[valid].action \
+                and texts[valid][1] is turns[valid].observation:
+            valid += 1
+        if valid < min(len(texts), i):
+            del texts[valid:]
+            del replay.facts[valid + 1:]
+        while len(texts) < i:
+            turn = turns[len(texts)]
+            replay.facts.append(advance(replay.facts[-1], turn.action, turn.observation))
+            texts.append((turn.action, turn.observation))
+        return replay.facts[i]
 
 
 # ── reading one turn ─────────────────────────────────────────────────────────────────────────────────
@@ -327,7 +363,7 @@ def action_text(action: str) -> tuple[str | None, bool]:
     except CodecError:
         return None, False
     if len(items) != 1 or items[0].is_key or items[0].is_wait:
-        return None, any(k.keystrokes.endswith("\n") or k.keystrokes in ("Enter", "C-m") for k in items)
+        return None, any(k.keystrokes.endswith("\n") or k.keystrokes in ("Enter", "C-m", "C-j") for k in items)
     text = items[0].keystrokes
     enter = text.endswith("\n")
     body = text[:-1] if enter else text
@@ -502,7 +538,7 @@ def _changes_prompt(facts: Facts, command: str) -> bool:
         return True
     for part in _command_parts(command):
         name = command_name(part)
-        if name in PROMPT_CHANGERS - {"sqlite3"} or name in facts.defined or starts_repl(part):
+        if name in PROMPT_CHANGERS or name in facts.defined or starts_repl(part):
             return True
     return False
 
@@ -556,8 +592,13 @@ def advance(facts: Facts, action: str, observation: str) -> Facts:
     command = view.command
     if command is not None and facts.at_shell:
         _learn_command(new, facts, view, command)
-    elif view.typed is None and view.enter:
-        new.cwd = None if not _prompt_resolves(facts, view) else new.cwd
+    elif facts.prompt is not None and facts.prompt.is_repl:
+        pass  # what a REPL runs cannot move the shell it was started from
+    elif view.enter:
+        # Something ran that is not one command at a prompt (several items, a key, text typed ahead
+        # while a program ran): what it did to the directory and the files is unknown (the new prompt
+        # may still show the directory).
+        new.cwd = None
         new.files.clear()
     if view.typed is not None and not view.enter and facts.prompt is not None:
         # Typed without Enter: same prompt, the text waits on its line.
@@ -565,11 +606,6 @@ def advance(facts: Facts, action: str, observation: str) -> Facts:
         return new
     _set_prompt(new, view.final, view.last_raw if view.final is not None else "")
     return new
-
-
-def _prompt_resolves(facts: Facts, view: TurnView) -> bool:
-    return view.final is not None and view.final.path is not None and (
-        view.final.path.startswith("/") or facts.home is not None)
 
 
 def _learn_command(new: Facts, facts: Facts, view: TurnView, command: str) -> None:
@@ -588,8 +624,7 @@ def _learn_command(new: Facts, facts: Facts, view: TurnView, command: str) -> No
             and len(out) == 1 and out[0].startswith("/"):
         new.learn_home(out[0])
     if view.changes_prompt or touches_dirs(command, facts):
-        moved = cd_result(facts, command, view)
-        new.cwd = moved if isinstance(moved, str) else None
+        new.cwd = cd_result(facts, command, view)
     new.files = session_files_after(facts, command, view)
 
 
@@ -661,7 +696,7 @@ def cd_steps(command: str) -> list[tuple[str, str]] | None:
     return steps or None
 
 
-def cd_result(facts: Facts, command: str, view: TurnView) -> str | bool | None:
+def cd_result(facts: Facts, command: str, view: TurnView) -> str | None:
     """The working directory after ``command`` when determined (else None): absolute, or home-relative
     (``~/sub``) while the home directory is unknown."""
     target = logical_after(facts, command, view)

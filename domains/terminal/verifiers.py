@@ -21,7 +21,6 @@ fails one; a failure names the line and what was expected.
 from __future__ import annotations
 
 from awctl.domain import TurnContext, Verifier, VerifyResult, verifier
-from awctl.envs.sandbox import PROMPT_RE
 
 from .codec import display_width
 from .prompt_shapes import Prompt, parse_prompt
@@ -40,7 +39,7 @@ from .session import (
     wrap,
 )
 
-__all__ = ["PROMPT_RE", "VERIFIERS", "idle_prompt", "screen_lines"]
+__all__ = ["VERIFIERS", "idle_prompt", "screen_lines"]
 
 
 def idle_prompt(lines: list[str] | None) -> str | None:

@@ -190,3 +190,10 @@ def test_cd_chains_and_failed_cd_are_followed():
     passes("prompt_cwd", traj, 1)
     assert run("prompt_cwd", traj, 2) is None  # ls failed, so the cd after && never ran: not decidable here
     fails("prompt_cwd", traj, 1, traj.turns[1].observation[:-len("u@h:/srv/a/b$")] + "u@h:/nope$", "'/srv/a/b'")
+
+
+def test_a_turn_edited_after_a_check_is_replayed_again():
+    traj = DEBIAN.model_copy(deep=True)
+    passes("exact_output", traj, 3)  # home /root learned from turn 0's pwd
+    traj.turns[0].observation = traj.turns[0].observation.replace("/root/work", "/srv/work")
+    fails("exact_output", traj, 3, traj.turns[3].observation, "/srv")  # now the session says home is /srv

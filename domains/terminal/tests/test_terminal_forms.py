@@ -177,3 +177,45 @@ def test_unreadable_recordings_name_the_file_and_the_byte(tmp_path: Path):
     path.write_text("$ ls\r\n")
     with pytest.raises(InputError, match="does not say the terminal's size"):
         list(load_typescript(path))
+
+
+def test_full_screens_convert_to_incremental_output_that_verifies():
+    from awctl_domains.terminal.forms import to_incremental
+    from awctl_domains.terminal.prompts import INCREMENTAL_SIMULATION_INSTRUCTION
+
+    from awctl.domain import run_verifiers
+    from awctl.trajectory import Trajectory, Turn
+
+    domain = TerminalDomain()
+    screens = ["root@sandbox:/workspace# ls\na.txt\nroot@sandbox:/workspace#",
+               "root@sandbox:/workspace# ls\na.txt\nroot@sandbox:/workspace# cd /tmp\nroot@sandbox:/tmp#",
+               "root@sandbox:/workspace# ls\na.txt\nroot@sandbox:/workspace# cd /tmp\nroot@sandbox:/tmp# echo -n x\n"
+               "xroot@sandbox:/tmp#"]
+    actions = ["ls", "cd /tmp", "echo -n x"]
+    traj = Trajectory(id="own", domain="terminal", system=domain.sections_for(None, "root@sandbox:/workspace#"),
+                      turns=[Turn(action=json.dumps([{"keystrokes": a + "\n", "duration": 1.0}]), observation=s)
+                             for a, s in zip(actions, screens, strict=True)])
+    inc = to_incremental(traj)
+    assert inc is not None and inc.metadata["screen_form"] == "incremental"
+    assert [t.observation for t in inc.turns] == ["ls\na.txt\nroot@sandbox:/workspace# ", "cd /tmp\nroot@sandbox:/tmp# ",
+                                                  "echo -n x\nxroot@sandbox:/tmp# "]
+    assert inc.system.simulation_instruction == INCREMENTAL_SIMULATION_INSTRUCTION
+    results = [r for i in range(3) for r in run_verifiers(domain, inc, i)]
+    assert all(r.ok for r in results) and {r.check for r in results} >= {"command_echo", "prompt_cwd", "exact_output"}
+    # A turn whose start scrolled off the screen cannot be cut: no guess.
+    rows = "\n".join(str(i) for i in range(50)) + "\nroot@sandbox:/workspace#"
+    lost = traj.model_copy(update={"turns": [Turn(action=traj.turns[0].action, observation=rows)]})
+    assert to_incremental(lost) is None
+
+
+def test_recorded_casts_convert_to_incremental_without_failures():
+    from awctl_domains.terminal.forms import to_incremental
+
+    from awctl.formats.verify import verify_trajectories
+    from awctl.plugins import get_registry
+
+    corpus = Path(__file__).resolve().parents[3] / "tests" / "foreign" / "terminal"
+    converted = [to_incremental(t) for p in sorted(corpus.glob("*.cast")) for t in load_cast(p)]
+    assert converted and all(c is not None for c in converted)
+    report = verify_trajectories(converted, get_registry().domains)
+    assert report.turns >= 40 and report.failed == 0, report.failures
