@@ -344,3 +344,46 @@ def run_verifiers(
 ) -> list[VerifyResult]:
     """Every applicable verifier's result for turn ``index`` (see :func:`verifier_outcomes`)."""
     return [res for _, res in verifier_outcomes(domain, trajectory, index, observation) if res is not None]
+
+
+@dataclass
+class VerifierCredit:
+    """How a prediction fares on the verifiers that apply to the recorded observation of its turn.
+
+    ``applicable`` counts the verifiers that pass on the reference; a prediction earns credit only for
+    those it also passes. A verifier that applied to the reference and abstains on the prediction counts
+    as a failure (``abstained``), so text the verifiers cannot even read earns nothing.
+    """
+
+    applicable: int = 0
+    passed: int = 0
+    abstained: int = 0
+    failed: list[str] = field(default_factory=list)
+
+    @property
+    def rate(self) -> float | None:
+        """Fraction of the applicable verifiers the prediction passes; ``None`` when none applies."""
+        return self.passed / self.applicable if self.applicable else None
+
+
+def verifier_credit(
+    domain: Domain, trajectory: Trajectory, index: int, prediction: str, reference: str | None = None
+) -> VerifierCredit:
+    """:class:`VerifierCredit` of ``prediction`` for turn ``index`` (``reference``: the recorded
+    observation unless given)."""
+    on_ref = verifier_outcomes(domain, trajectory, index, reference)
+    on_pred = dict(verifier_outcomes(domain, trajectory, index, prediction))
+    credit = VerifierCredit()
+    for name, ref in on_ref:
+        if ref is None or not ref.ok:
+            continue
+        credit.applicable += 1
+        got = on_pred.get(name)
+        if got is None:
+            credit.abstained += 1
+            credit.failed.append(name)
+        elif got.ok:
+            credit.passed += 1
+        else:
+            credit.failed.append(name)
+    return credit

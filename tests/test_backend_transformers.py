@@ -76,6 +76,7 @@ def test_mixed_sampling_settings_keep_request_order(backend):
     assert out[0][0].token_ids == backend.generate([reqs[0]])[0][0].token_ids
 
 
+@pytest.mark.not_a_component("depends on the random model's text")
 def test_stop_strings_truncate(backend):
     full = backend.generate([chat("ls", max_tokens=12)])[0][0].text
     if len(full) < 4:

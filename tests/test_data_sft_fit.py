@@ -115,7 +115,7 @@ def test_prep_sft_mode_never_splits_examples_and_counts_cuts_and_drops(tmp_path:
     src.write_text("".join(json.dumps(t.model_dump(mode="json")) + "\n" for t in trajs), encoding="utf-8")
     tok_dir = tmp_path / "tok"
     tokenizer.save_pretrained(str(tok_dir))
-    block = 256
+    block = 320  # "short" fits whole, "long" is cut, "huge" (its target alone) is dropped
     manifest = run_prep(PrepConfig(inputs=[str(src)], out=str(tmp_path / "out"), tokenizer=str(tok_dir),
                                    mode="sft", sft_target="last", block_size=block, split="train=1",
                                    verify=False, dedupe=False, allow_unknown_domains=True), {})

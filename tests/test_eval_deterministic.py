@@ -121,6 +121,7 @@ def test_awb_corruptions_lower_scores_monotonically(name: str) -> None:
                          f"{name} {row['task']} {row['id']}")
 
 
+@pytest.mark.not_a_component("a fixture without multi-line observations has nothing to join")
 @pytest.mark.parametrize("name", ["drop_lines", "change_digits", "break_format"])
 @pytest.mark.parametrize("path", RECORDED, ids=lambda p: p.stem)
 def test_recorded_turn_corruptions_lower_scores_monotonically(path: Path, name: str) -> None:

@@ -74,6 +74,7 @@ def test_create_step_list_close(server):
     assert status == 404 and "no session" in body["error"]["message"]
 
 
+@pytest.mark.not_a_component("skips only when no domain has perturbations")
 def test_perturbation_option_is_applied(server):
     from awctl.plugins import get_domain
 

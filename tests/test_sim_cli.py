@@ -133,6 +133,7 @@ def test_batch_bad_input_names_the_line(tmp_path):
     assert proc.returncode != 0 and "bad.jsonl:1" in proc.stderr
 
 
+@pytest.mark.not_a_component("skips only when no domain has perturbations")
 def test_repl_steps_switches_perturbation_and_saves(tmp_path):
     from awctl.plugins import get_registry
 

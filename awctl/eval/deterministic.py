@@ -33,7 +33,7 @@ from collections.abc import Mapping
 from difflib import SequenceMatcher
 from typing import Any
 
-from awctl.domain import Domain, ObservationCodec, run_verifiers
+from awctl.domain import Domain, ObservationCodec, verifier_credit
 from awctl.eval import SCORE_DIMENSIONS
 from awctl.eval.judging import Judge, JudgeItem, Judgement
 from awctl.formats.agentworldbench import OBSERVATION_MARKER
@@ -158,17 +158,15 @@ def compare(
     ref_parses, cand_parses = _parses(codec, reference), _parses(codec, candidate)
     parse_broken = bool(ref_parses) and cand_parses is False
 
-    verifier_rate, regressions = 1.0, []
+    verifier_rate, regressions, abstained = 1.0, [], 0
     if domain is not None and trajectory is not None and index is not None:
         try:
-            on_ref = {r.check: r.ok for r in run_verifiers(domain, trajectory, index, reference)}
-            on_cand = {r.check: r.ok for r in run_verifiers(domain, trajectory, index, candidate)}
+            credit = verifier_credit(domain, trajectory, index, candidate, reference)
         except Exception:  # a domain whose verifiers cannot even be listed: judge without them
-            on_ref, on_cand = {}, {}
-        base = [c for c, ok in on_ref.items() if ok]
-        if base:
-            regressions = [c for c in base if not on_cand.get(c, True)]
-            verifier_rate = 1 - len(regressions) / len(base)
+            credit = None
+        if credit is not None and credit.rate is not None:
+            # A verifier that applied to the reference and abstains on the prediction is a regression.
+            verifier_rate, regressions, abstained = credit.rate, credit.failed, credit.abstained
 
     diag = dict(output_diagnostics or {})
     empty = not candidate.strip() or bool(diag.get("empty"))
@@ -244,6 +242,7 @@ def compare(
         "metadata": round(meta, 4),
         "verifier_rate": round(verifier_rate, 4),
         "verifier_regressions": regressions,
+        "verifier_abstained": abstained,
         "parse": cand_parses,
         "reference_parses": ref_parses,
         "speculative": speculative,

@@ -67,7 +67,7 @@ def rejection_sample(
         scores = scorer.score([p for p, _ in flat], texts)
         for j, ((p, _), text, s) in enumerate(zip(flat, texts, scores, strict=True)):
             candidates += 1
-            if not s.tagged or s.judge < threshold or (require_verifiers and s.verifier < 1.0):
+            if not s.tagged or s.judge < threshold or (require_verifiers and s.verifier is not None and s.verifier < 1.0):
                 continue
             accepted += 1
             kept.append(_example(p, s.observation or "", split_reasoning(text), f"c{j}"))

@@ -4,10 +4,15 @@
   removed, it holds exactly one ``<predicted_observation>`` and one ``</predicted_observation>``, in that
   order. Anything else (no tag, two blocks, an unclosed block) scores 0 in total. Only the text inside the
   tag is judged, so text outside it can never raise the reward.
-* **Rubric judge** — any registered judge (``deterministic`` by default, ``llm`` for a rubric LLM judge
-  over a backend) scores the five dimensions 1–5; their mean maps to ``(mean − 1) / 4`` in [0, 1].
-* **Rule verifier** — 1 when every applicable domain verifier passes on the predicted observation, else 0
-  (1 when none applies).
+* **Rubric judge** — the five dimensions 1–5, their mean mapped to ``(mean − 1) / 4`` in [0, 1]. With
+  the built-in deterministic comparison the score is **graded**: factuality is ``1 + 4 × similarity`` (the
+  line-F1/character similarity of the decoded observation to the recorded one) and consistency
+  ``1 + 4 × verifier rate × metadata agreement`` instead of five coarse buckets, so a near miss ranks
+  above a far one and a group of samples rarely ties. Any registered judge (e.g. ``llm``) can stand in.
+* **Rule verifier** — the fraction of the verifiers that pass on the recorded observation that also pass
+  on the prediction; a verifier that abstains on the prediction counts as failed, so text the verifiers
+  cannot read earns no rule credit. When no verifier applies to the turn, the rule part takes the judge
+  score (no free credit either way).
 
 Weights default to the paper's 0.9 / 0.1 and are configurable.
 """
@@ -52,18 +57,30 @@ def split_reasoning(text: str) -> str | None:
 @dataclass
 class Reward:
     total: float
-    judge: float  # normalised rubric score in [0, 1]
-    verifier: float  # 1.0 / 0.0
+    judge: float  # normalised (graded) rubric score in [0, 1]
+    verifier: float | None  # fraction of the turn's applicable verifiers passed; None: none applies
     tagged: bool
     exact: bool = False
     observation: str | None = None
+    abstained: int = 0  # applicable verifiers that abstained on the prediction (counted as failed)
 
 
-def normalised(scores: Mapping[str, int]) -> float:
+def normalised(scores: Mapping[str, float]) -> float:
     valid = [v for v in scores.values() if v > 0]
     if not valid:
         return 0.0
     return (sum(valid) / len(valid) - 1) / 4
+
+
+def graded(judgement: Any) -> float:
+    """The normalised rubric score of a deterministic comparison, with factuality and consistency graded
+    continuously from its measurements (see the module docstring)."""
+    scores = dict(judgement.scores)
+    details = judgement.details
+    if not details.get("exact") and "similarity" in details:
+        scores["factuality"] = 1 + 4 * min(float(details["similarity"]), 0.99)
+        scores["consistency"] = 1 + 4 * min(float(details["verifier_rate"]) * float(details["metadata"]), 0.99)
+    return normalised(scores)
 
 
 class RewardModel:
@@ -79,7 +96,7 @@ class RewardModel:
 
     def score(self, prompts: list[TurnPrompt], generations: list[str]) -> list[Reward]:
         """One :class:`Reward` per (prompt, generation) pair, in order."""
-        from awctl.domain import run_verifiers
+        from awctl.domain import verifier_credit
         from awctl.eval.deterministic import compare, decode_candidate
 
         observations = [extract_strict(g) for g in generations]
@@ -94,7 +111,7 @@ class RewardModel:
                     continue
                 j = compare(self.domains.get(p.trajectory.domain), p.reference, obs, trajectory=p.trajectory,
                             index=p.index)
-                judge_scores[k] = normalised(j.scores)
+                judge_scores[k] = graded(j)
                 exact[k] = bool(j.details.get("exact"))
         else:
             judge_scores = self._judge_generic(prompts, observations, generations)
@@ -104,10 +121,12 @@ class RewardModel:
                 out.append(Reward(0.0, 0.0, 0.0, False))
                 continue
             domain = self.domains.get(p.trajectory.domain)
-            results = run_verifiers(domain, p.trajectory, p.index, obs) if domain is not None else []
-            ver = 1.0 if all(r.ok for r in results) else 0.0
             js = judge_scores[k] or 0.0
-            out.append(Reward(self.w_judge * js + self.w_verifier * ver, js, ver, True, exact[k], obs))
+            credit = verifier_credit(domain, p.trajectory, p.index, obs, p.reference) if domain else None
+            ver = credit.rate if credit is not None else None
+            rule = js if ver is None else ver
+            out.append(Reward(self.w_judge * js + self.w_verifier * rule, js, ver, True, exact[k], obs,
+                              credit.abstained if credit is not None else 0))
         return out
 
     def _judge_generic(self, prompts: list[TurnPrompt], observations: list[str | None],

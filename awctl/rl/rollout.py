@@ -29,6 +29,36 @@ class Rollouts:
     def completion_len(self) -> int:
         return int(self.completion_mask.shape[1])
 
+    def groups(self, keep: list[int]) -> Rollouts:
+        """Only the groups (prompts) at positions ``keep``, in that order."""
+        rows = [i * self.group_size + g for i in keep for g in range(self.group_size)]
+        return Rollouts([self.prompts[i] for i in keep], self.input_ids[rows], self.attention_mask[rows],
+                        self.completion_mask[rows], [self.texts[r] for r in rows], self.group_size)
+
+
+def merge_rollouts(parts: list[Rollouts], pad_id: int) -> Rollouts:
+    """One batch of the groups of ``parts`` (sampled in separate calls): prompts re-padded on the left and
+    completions on the right to the widest part, token ids unchanged."""
+    import torch
+
+    parts = [p for p in parts if p.prompts]
+    if len(parts) == 1:
+        return parts[0]
+    widths = [p.input_ids.shape[1] - p.completion_len for p in parts]
+    width, clen = max(widths), max(p.completion_len for p in parts)
+    ids, att, cmask = [], [], []
+    for part, w in zip(parts, widths, strict=True):
+        n, c = part.input_ids.shape[0], part.completion_len
+        left, right = width - w, clen - c
+        ids.append(torch.cat([torch.full((n, left), pad_id, dtype=part.input_ids.dtype), part.input_ids,
+                              torch.full((n, right), pad_id, dtype=part.input_ids.dtype)], 1))
+        att.append(torch.cat([torch.zeros((n, left), dtype=part.attention_mask.dtype), part.attention_mask,
+                              torch.zeros((n, right), dtype=part.attention_mask.dtype)], 1))
+        cmask.append(torch.cat([part.completion_mask,
+                                torch.zeros((n, right), dtype=part.completion_mask.dtype)], 1))
+    return Rollouts([q for p in parts for q in p.prompts], torch.cat(ids), torch.cat(att), torch.cat(cmask),
+                    [t for p in parts for t in p.texts], parts[0].group_size)
+
 
 def sample_groups(model: Any, tokenizer: Any, prompts: list[TurnPrompt], *, group_size: int, max_tokens: int,
                   temperature: float = 1.0, top_p: float = 1.0, max_prompt_tokens: int | None = None) -> Rollouts:

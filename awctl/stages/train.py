@@ -107,6 +107,12 @@ class RlOptions(TrainSpec):
     style: ChatStyle = Field("awctl", description="chat style of prompts and targets (awctl | agentworldbench, "
                                                   "the format the AgentWorldBench eval uses)")
     max_prompt_tokens: int | None = Field(None, ge=1)
+    dynamic_sampling: bool = Field(True, description="drop groups whose rewards all tie (no gradient) and draw "
+                                                     "more prompts until the step is full")
+    max_draw_factor: int = Field(4, ge=1, description="dynamic sampling draws at most this × prompts_per_step")
+    exclude: list[str] = Field(default_factory=list,
+                               description="trajectories whose turns RL must not train on (e.g. SFT's data): "
+                                           "prompts equal to one of their turns are dropped")
     generation: Literal["policy", "vllm"] = Field(
         "policy", description="policy: sample from the live policy (transformers); vllm: a colocated in-process "
                               "vLLM engine synced to the policy after every optimizer step")
@@ -286,6 +292,7 @@ class RlStage(TrainStage):
     Options: ClassVar[type[BaseModel]] = RlOptions
 
     def run(self, ctx: StageContext) -> StageResult:
+        from awctl.errors import AwctlError
         from awctl.rl.expand import expand
         from awctl.rl.gspo import RlSettings, fit_rl
         from awctl.rl.rewards import RewardModel
@@ -295,6 +302,14 @@ class RlStage(TrainStage):
         trainer = _trainer(ctx, opts)
         prompts = expand(_load_trajectories(ctx, opts.trajectories), ctx.domains, seed=trainer.seed,
                          turns=opts.turns, style=opts.style)
+        excluded = 0
+        if opts.exclude:
+            seen = {_turn_key(t, i) for t in _load_trajectories(ctx, opts.exclude) for i in range(len(t.turns))}
+            kept = [p for p in prompts if _turn_key(p.trajectory, p.index) not in seen]
+            excluded = len(prompts) - len(kept)
+            prompts = kept
+        if not prompts:
+            raise AwctlError("RL: no prompts left", hint="every turn of `trajectories` is also in `exclude`")
         judge = ctx.judge(opts.judge, opts.judge_options)
         rewards = RewardModel(ctx.domains, judge=judge, judge_weight=opts.judge_weight,
                               verifier_weight=opts.verifier_weight)
@@ -305,7 +320,8 @@ class RlStage(TrainStage):
         settings = RlSettings(group_size=opts.group_size, prompts_per_step=opts.prompts_per_step,
                               max_tokens=opts.max_tokens, temperature=opts.temperature, top_p=opts.top_p,
                               eps_low=opts.eps_low, eps_high=opts.eps_high, beta=opts.beta,
-                              max_prompt_tokens=opts.max_prompt_tokens)
+                              max_prompt_tokens=opts.max_prompt_tokens, dynamic_sampling=opts.dynamic_sampling,
+                              max_draw_factor=opts.max_draw_factor)
         sampler = None
         if opts.generation == "vllm":
             from awctl.rl.vllm_sync import VLLMSampler
@@ -321,11 +337,34 @@ class RlStage(TrainStage):
                 sampler.close()
         rs = list(result.rewards.values())
         first, last = (rs[0], rs[-1]) if rs else (None, None)
+        zero = list(result.zero_variance_share.values())
+        if result.steps and not result.updates:
+            raise AwctlError(
+                f"RL: in all {result.steps} steps every group's rewards tied (zero advantage, zero gradient): "
+                "the weights did not move",
+                hint="draw prompts the model does not already solve (a held-back slice or a harder task family), "
+                     "raise temperature or group_size, or max_draw_factor",
+            )
         return StageResult(
             outputs={"checkpoint": result.checkpoint, "metrics": trainer.out / "metrics.jsonl",
                      "start": Path(trainer.base_model)},
-            summary={"steps": result.steps, "prompts": len(prompts), "first_reward": first, "last_reward": last,
+            summary={"steps": result.steps, "updates": result.updates, "prompts": len(prompts),
+                     "excluded_prompts": excluded, "first_reward": first, "last_reward": last,
+                     "zero_variance_share": sum(zero) / len(zero) if zero else None,
                      **({"weight_syncs": sampler.syncs} if sampler is not None else {})},
-            report=_report("RL (GSPO)", result, f"{len(prompts)} one-turn prompts; mean reward per step "
+            report=_report("RL (GSPO)", result, f"{len(prompts)} one-turn prompts ({excluded} excluded: SFT trained "
+                                                f"on them); {result.updates} of {result.steps} steps had groups with "
+                                                f"reward spread (mean zero-variance share "
+                                                f"{(sum(zero) / len(zero)) if zero else 0:.2f}); mean reward per step "
                                                 f"{first} → {last}." if rs else ""),
         )
+
+
+def _turn_key(traj: Any, index: int) -> str:
+    """A turn's identity by content: the task, the actions up to it and its observation."""
+    import hashlib
+    import json
+
+    parts = [traj.system.task_description, [t.action for t in traj.turns[: index + 1]],
+             traj.turns[index].observation]
+    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()

@@ -116,6 +116,7 @@ def test_paths_outside_the_workspace_do_not_exist_for_the_editor(ws, tmp_path_fa
     assert ws.run("view", "/testbed/../etc/passwd").observation.startswith("The path /testbed/../etc/passwd does not")
 
 
+@pytest.mark.not_a_component("root ignores file permissions")
 @pytest.mark.skipif(os.geteuid() == 0, reason="root ignores file permissions")
 def test_write_errors_use_the_tool_message_with_the_agent_path(ws):
     target = ws.workspace / "pkg" / "mod.py"
