@@ -12,5 +12,4 @@ DOMAINS = [f"awctl_domains.{name}" for name in find_packages("domains")]
 setup(
     packages=[*find_packages(include=["awctl", "awctl.*"]), "awctl_domains", *DOMAINS, "awctl_recipes"],
     package_dir={"awctl_domains": "domains", "awctl_recipes": "recipes"},
-    package_data={"awctl_recipes": ["*.toml", "deepspeed/*.json"]},
 )

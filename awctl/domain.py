@@ -273,12 +273,22 @@ class Domain:
         """Planted faults, one kind per verifier at least (see :class:`Fault`)."""
         return []
 
+    def transforms(self) -> dict[str, Callable[[Trajectory], Trajectory | None]]:
+        """Named rewrites of a trajectory into another equally real form of the same session (e.g. a
+        terminal's ``incremental`` output instead of full screens), for training on every form a source
+        can produce. A transform returns ``None`` when it cannot convert a trajectory faithfully."""
+        return {}
+
     def copy_baseline(self, trajectory: Trajectory, index: int) -> str | None:
         """The no-knowledge prediction of turn ``index`` from what the model is shown (the history and the
-        action), e.g. a terminal echoing the typed command and showing the previous prompt again: the
-        rule every evaluation reports beside the models, which a world model must beat. ``None`` when the
-        domain has no such rule for that turn."""
-        return None
+        action): the rule every evaluation reports beside the models, which a world model must beat.
+
+        The default says "nothing changed": the previous observation again (the initial state for the
+        first turn; ``None`` when there is none). A domain overrides it where a better rule exists, e.g. a
+        terminal echoes the typed command and shows the prompt again."""
+        if index > 0:
+            return trajectory.turns[index - 1].observation
+        return trajectory.system.initial_state or None
 
     # ── AgentWorldBench action/observation bodies (text under **Action:** / the observation marker) ──
     def from_awb_action(self, body: str) -> str:

@@ -104,3 +104,17 @@ def test_run_then_resume_without_naming_the_recipe(project):
     assert again.returncode == 0, again.stderr
     assert again.stderr.count("stage reused") == 3
     assert json.loads((run_dir / "config.resolved.json").read_text())["recipe"]["seed"] == 4
+
+
+def test_shipped_recipes_are_listed_anywhere_and_cp_copies_one_with_the_files_it_names(project):
+    listed = {r["name"] for r in json.loads(awctl(project, "recipes", "list", "--json").stdout)}
+    assert {"quickstart", "gpu-qwen-agentworld", "pipeline"} <= listed  # shipped + the project's own
+    out = awctl(project, "recipes", "cp", "gpu-qwen-agentworld")
+    assert out.returncode == 0, out.stderr
+    copied = project / "recipes" / "gpu-qwen-agentworld.toml"
+    assert tomllib.loads(copied.read_text())["recipe"]["name"] == "gpu-qwen-agentworld"
+    assert (project / "recipes" / "deepspeed" / "zero3.json").is_file()  # a path the recipe names
+    again = awctl(project, "recipes", "cp", "gpu-qwen-agentworld")
+    assert again.returncode == 2 and "--force" in again.stderr
+    missing = awctl(project, "recipes", "cp", "nosuch")
+    assert missing.returncode == 2 and "shipped recipes: " in missing.stderr

@@ -230,5 +230,6 @@ def test_metric_series_take_numbers_only_and_survive_a_cut_line(tmp_path):
     )
     assert read_metric_series(metrics) == {"a": {"loss": [(5.0, 2.0), (1, 1.0)]}, "b": {"acc": [(0, 0.5)]}}
     made = plot_metrics(metrics, tmp_path / "plots")
-    assert [(m["stage"], m["key"], m["points"]) for m in made] == [("a", "loss", 2), ("b", "acc", 1)]
+    # One figure of curves per stage that has any; a single point ("b") is a number, not a curve.
+    assert [(m["stage"], m["keys"]) for m in made] == [("a", ["loss"])]
     assert all(m["path"].read_bytes()[:4] == b"\x89PNG" for m in made)

@@ -4,6 +4,7 @@ stage kind run outside a recipe)."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -77,7 +78,8 @@ def audit(
     }
     failed = None
     try:
-        run_standalone(get_registry(), "audit", stage_options, out_dir, console=None)
+        # Progress per chunk goes to stderr through the stage's log (as `awctl eval run` shows it).
+        run_standalone(get_registry(), "audit", stage_options, out_dir, console=None if as_json else sys.stderr)
     except AwctlError as exc:
         if "below fail_under" not in exc.message:
             raise

@@ -86,9 +86,12 @@ def _echo_err(text: str) -> None:
     help="Skip damaged lines (not UTF-8, not JSON, invalid records, a truncated stream's end), listing each "
     "on stderr, instead of stopping at the first.",
 )
+@click.option("--transform", default=None,
+              help="A domain transform applied to each trajectory, e.g. incremental (terminal).")
 @click.argument("inputs", nargs=-1, required=True, type=click.Path(path_type=Path))
 def convert(
-    from_format: str, to_format: str, domain: str | None, output: Path, skip_bad: bool, inputs: tuple[Path, ...]
+    from_format: str, to_format: str, domain: str | None, output: Path, skip_bad: bool, transform: str | None,
+    inputs: tuple[Path, ...],
 ) -> None:
     """Convert INPUT files from one format into OUTPUT, streaming.
 
@@ -102,8 +105,11 @@ def convert(
     from awctl.plugins import get_registry
 
     counts = convert_files(list(inputs), output, from_format, to_format, get_registry().domains, domain,
-                           _echo_err if skip_bad else None)
+                           _echo_err if skip_bad else None, transform)
     skipped = f"; skipped {counts['skipped']} damaged line(s)" if skip_bad else ""
+    if transform:
+        skipped += (f"; {transform}: {counts['transformed']} transformed, {counts['untransformable']} left out "
+                    "(cannot be converted faithfully)")
     _echo_err(
         f"read {counts['trajectories']} trajectories from {len(inputs)} file(s); "
         f"wrote {counts['written']} {counts['unit']} to {output}{skipped}"

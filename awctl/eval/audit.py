@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -152,9 +152,15 @@ def run_audit(
     temperature: float = 0.0,
     chunk_size: int = 32,
     style: str = "agentworldbench",
+    on_progress: Callable[[str], None] | None = None,
 ) -> AuditResult:
     """Teacher-forced replay of every turn of ``trajectories`` through ``backend``, judged per turn. The
-    model sees each turn in chat ``style`` (:mod:`awctl.formats.view`, wording variant 0)."""
+    model sees each turn in chat ``style`` (:mod:`awctl.formats.view`, wording variant 0).
+
+    ``chunk_size`` turns go to the backend per ``generate`` call; after each chunk is judged,
+    ``on_progress`` (when given) receives one line: ``+N turns (done/total, R turns/s)``."""
+    import time
+
     from awctl.eval.deterministic import compare, decode_candidate
     from awctl.formats.view import messages_at, style_name
     from awctl.sim.parse import parse_output
@@ -167,6 +173,7 @@ def run_audit(
             continue
         jobs.extend((traj, t) for t in range(len(traj.turns)))
     results: list[TurnResult] = []
+    began = time.perf_counter()
     for start in range(0, len(jobs), chunk_size):
         chunk = jobs[start : start + chunk_size]
         requests = [
@@ -203,6 +210,9 @@ def run_audit(
                     weaknesses=j.weaknesses,
                 )
             )
+        if on_progress is not None:
+            rate = len(results) / max(time.perf_counter() - began, 1e-9)
+            on_progress(f"+{len(chunk)} turns ({len(results)}/{len(jobs)}, {rate:.2f} turns/s)")
     return AuditResult(
         domain=domain.name, backend=getattr(backend, "name", "") or type(backend).__name__, turns=results
     )

@@ -55,6 +55,45 @@ def write_atomic(path: Path, text: str) -> None:
     tmp.replace(path)
 
 
+def _columns(evals: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The copy baseline (from the first evaluation that has one) then every evaluated model."""
+    cols: dict[str, dict[str, Any]] = {}
+    base = next((r["baseline"] for r in evals.values() if r.get("baseline")), None)
+    if base:
+        cols["copy baseline"] = base
+    cols.update(evals)
+    return cols
+
+
+def _comparison_table(evals: dict[str, dict[str, Any]]) -> str:
+    rows = []
+    for name, res in _columns(evals).items():
+        splits = res.get("splits") or {}
+        ex = res.get("exact") or {}
+        cell = [name, res.get("samples"), "-" if res.get("overall") is None else f"{res['overall']:.2f}",
+                f"{ex.get('count', '-')}/{ex.get('of', '-')}"]
+        for split in ("silent", "with_output"):
+            sub = splits.get(split)
+            cell.append("-" if not sub else f"{sub['exact']}/{sub['rows']}")
+        rows.append(cell)
+    return md_table(["", "rows", "score", "exact", "exact, silent turns", "exact, turns with output"], rows)
+
+
+def _comparison(evals: dict[str, dict[str, Any]], path: Path) -> Path | None:
+    """Exact-match rate per split (all / silent / with output) for the baseline and each model."""
+    from awctl.report.plots import bar_chart
+
+    groups: dict[str, dict[str, float | None]] = {"all turns": {}, "silent": {}, "with output": {}}
+    for name, res in _columns(evals).items():
+        groups["all turns"][name] = (res.get("exact") or {}).get("rate")
+        for split, label in (("silent", "silent"), ("with_output", "with output")):
+            sub = (res.get("splits") or {}).get(split)
+            groups[label][name] = sub["exact_rate"] if sub else None
+    if not any(v is not None for g in groups.values() for v in g.values()):
+        return None
+    return bar_chart(groups, path, title="held-out exact match", ylabel="exact-match rate", ymax=1.0)
+
+
 def build_run_report(
     run_dir: Path,
     status: str | None = None,
@@ -120,17 +159,25 @@ def build_run_report(
             # Fragments may reference files in their stage dir by relative path; report.md sits two up.
             out += [fragment, ""]
 
+    evals = {name: _read_json(run_dir / m["outputs"]["scores"]["path"]) for name, m in manifests.items()
+             if m and m.get("kind") == "eval" and m.get("status") == "done" and "scores" in (m.get("outputs") or {})}
+    evals = {k: v for k, v in evals.items() if v}
     try:
         plots = plot_metrics(run_dir / "metrics.jsonl", run_dir / "plots")
+        comparison = _comparison(evals, run_dir / "plots" / "evaluation.png") if evals else None
     except ImportError:
-        plots = None
+        plots, comparison = None, None
+    if evals:
+        out += ["## Evaluation: copy baseline vs models", "", _comparison_table(evals), ""]
+        if comparison is not None:
+            out += [f"![exact match by split]({comparison.relative_to(run_dir).as_posix()})", ""]
     if plots is None:
-        out += ["## Metrics", "", "_plots unavailable: install matplotlib_", ""]
+        out += ["## Training curves", "", "_plots unavailable: install matplotlib_", ""]
     elif plots:
-        out += ["## Metrics", ""]
+        out += ["## Training curves", ""]
         for plot in plots:
             rel = Path(plot["path"]).relative_to(run_dir).as_posix()
-            out += [f"![{plot['stage']}: {plot['key']}]({rel})", ""]
+            out += [f"![{plot['stage']}: {', '.join(plot['keys'])}]({rel})", ""]
     path = run_dir / "report.md"
     write_atomic(path, "\n".join(out).rstrip() + "\n")
     return path

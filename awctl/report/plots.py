@@ -101,16 +101,88 @@ def line_plot(
     return path
 
 
-def plot_metrics(metrics_path: Path, out_dir: Path) -> list[dict[str, Any]]:
-    """One PNG per (stage, key) of ``metrics.jsonl`` in ``out_dir``.
+# What a reader compares across training steps; anything else in metrics.jsonl (learning rate, seconds,
+# token counts) stays in the file.
+CURVE_KEYS = ("loss", "reward", "reward_std", "zero_variance_share", "judge", "verifier", "exact", "retention")
 
-    Returns ``[{"stage", "key", "path", "points"}]`` in stage order of first appearance. Raises
-    ImportError when matplotlib is not installed (callers may treat plots as optional).
+
+def curves_plot(stage: str, curves: Mapping[str, Sequence[Point]], path: Path) -> Path:
+    """One PNG for a stage: a small panel per curve (each with its own scale)."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    n = len(curves)
+    fig, axes = plt.subplots(1, n, figsize=(3.2 * n, 2.8), dpi=100, squeeze=False)
+    try:
+        for ax, (key, points) in zip(axes[0], curves.items(), strict=True):
+            xs, ys = zip(*points, strict=True)
+            ax.plot(xs, ys, marker="o" if len(points) < 30 else None, markersize=3)
+            ax.set_title(key, fontsize="medium")
+            ax.set_xlabel("step")
+            ax.grid(True, alpha=0.3)
+        fig.suptitle(stage)
+        fig.tight_layout()
+        tmp = path.with_name(path.name + ".tmp.png")
+        fig.savefig(tmp, format="png")
+        tmp.replace(path)
+    finally:
+        plt.close(fig)
+    return path
+
+
+def plot_metrics(metrics_path: Path, out_dir: Path) -> list[dict[str, Any]]:
+    """One PNG of training curves per stage of ``metrics.jsonl`` that has any (:data:`CURVE_KEYS` with at
+    least two points; a single point is a number, not a curve, and stays in the stage's summary).
+
+    Returns ``[{"stage", "keys", "path"}]`` in stage order of first appearance. Raises ImportError when
+    matplotlib is not installed (callers may treat plots as optional).
     """
     made = []
     for stage, keys in read_metric_series(metrics_path).items():
-        for key, points in keys.items():
-            file = out_dir / f"{safe_name(stage)}--{safe_name(key)}.png"
-            line_plot({key: points}, file, title=f"{stage}: {key}", ylabel=key)
-            made.append({"stage": stage, "key": key, "path": file, "points": len(points)})
+        curves = {k: keys[k] for k in CURVE_KEYS if len(keys.get(k, ())) >= 2}
+        if not curves:
+            continue
+        file = out_dir / f"{safe_name(stage)}--curves.png"
+        curves_plot(stage, curves, file)
+        made.append({"stage": stage, "keys": list(curves), "path": file})
     return made
+
+
+def bar_chart(groups: Mapping[str, Mapping[str, float | None]], path: Path, *, title: str, ylabel: str,
+              ymax: float | None = None) -> Path:
+    """Grouped bars: ``groups[group][series] = value`` (e.g. split → model → exact-match rate)."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    series = list(dict.fromkeys(name for g in groups.values() for name in g))
+    width = 0.8 / max(1, len(series))
+    fig, ax = plt.subplots(figsize=(max(5, 1.6 * len(groups) * max(1, len(series)) / 2), 3.5), dpi=100)
+    try:
+        for k, name in enumerate(series):
+            xs = [i + k * width for i in range(len(groups))]
+            ys = [(groups[g].get(name) or 0.0) for g in groups]
+            bars = ax.bar(xs, ys, width, label=name)
+            for bar, g in zip(bars, groups, strict=True):
+                value = groups[g].get(name)
+                ax.annotate("-" if value is None else f"{value:.2f}", (bar.get_x() + bar.get_width() / 2,
+                            bar.get_height()), ha="center", va="bottom", fontsize="x-small")
+        ax.set_xticks([i + width * (len(series) - 1) / 2 for i in range(len(groups))], list(groups))
+        ax.set_title(title)
+        ax.set_ylabel(ylabel)
+        if ymax is not None:
+            ax.set_ylim(0, ymax * 1.1)
+        ax.legend(fontsize="small")
+        ax.grid(True, axis="y", alpha=0.3)
+        fig.tight_layout()
+        tmp = path.with_name(path.name + ".tmp.png")
+        fig.savefig(tmp, format="png")
+        tmp.replace(path)
+    finally:
+        plt.close(fig)
+    return path

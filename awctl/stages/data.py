@@ -34,6 +34,8 @@ class ConvertOptions(BaseModel):
     to: str = "awctl"
     output: str = "trajectories.jsonl"
     domain: str | None = None
+    transform: str | None = Field(None, description="a domain transform applied to each trajectory, e.g. "
+                                                    "'incremental' (terminal: incremental output)")
 
     @field_validator("to")
     @classmethod
@@ -66,7 +68,8 @@ class ConvertStage(Stage):
         opts: ConvertOptions = self.options  # type: ignore[assignment]
         out = ctx.stage_dir / opts.output
         inputs = [ctx.resolve_input(p) for p in opts.inputs]
-        counts = convert_files(inputs, out, opts.from_format, opts.to, ctx.domains, opts.domain)
+        counts = convert_files(inputs, out, opts.from_format, opts.to, ctx.domains, opts.domain,
+                               transform=opts.transform)
         ctx.log.info("converted", **counts, output=str(out))
         ctx.metric(trajectories=counts["trajectories"], written=counts["written"])
         name = (

@@ -165,6 +165,7 @@ class AuditStage(Stage):
                 temperature=opts.temperature,
                 chunk_size=opts.chunk_size,
                 style=opts.style,
+                on_progress=lambda m: ctx.log.info(m),
             )
         report = write_report(result, ctx.stage_dir)
         overall = result.overall()

@@ -361,10 +361,9 @@ class RlStage(TrainStage):
 
 
 def _turn_key(traj: Any, index: int) -> str:
-    """A turn's identity by content: the task, the actions up to it and its observation."""
+    """A turn's identity by content: the system prompt, the actions up to it and its observation."""
     import hashlib
     import json
 
-    parts = [traj.system.task_description, [t.action for t in traj.turns[: index + 1]],
-             traj.turns[index].observation]
+    parts = [traj.system.render(), [t.action for t in traj.turns[: index + 1]], traj.turns[index].observation]
     return hashlib.sha256(json.dumps(parts).encode()).hexdigest()

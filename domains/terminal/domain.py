@@ -37,6 +37,16 @@ class TerminalDomain(Domain):
         # No fixed geometry: each trajectory states its own terminal size (checked by screen_geometry).
         self.observation_codec = TerminalObservationCodec(None, None)
 
+    def transforms(self) -> dict[str, Any]:
+        from .forms import to_incremental
+
+        return {"incremental": to_incremental}
+
+    def copy_baseline(self, trajectory: Any, index: int) -> str | None:
+        from .baseline import copy_baseline
+
+        return copy_baseline(trajectory, index)
+
     @property
     def judge_guidance(self) -> str:
         from .prompts import JUDGE_GUIDANCE

@@ -28,6 +28,12 @@ from awctl.models.backends.common import (
     stop_token_ids,
     truncate_at_stop,
 )
+from awctl.models.backends.cpu_runtime import (
+    import_torch,
+    limit_threads,
+    release_freed_memory,
+    reuse_freed_memory,
+)
 
 
 def resolve_model_path(model: str | Path, gguf_file: str | None = None) -> tuple[Path, str | None]:
@@ -68,7 +74,10 @@ class TransformersBackend(Backend):
     ``model``: a save_pretrained directory, a ``.gguf`` file (or a directory holding exactly one), or
     ``"tiny"`` (the project's random-init test model). ``device``: ``auto`` (cuda when available), ``cpu``
     or ``cuda[:i]``. ``batch_size`` bounds the rows of one forward batch. ``num_threads`` sets torch's
-    intra-op threads (process-wide).
+    intra-op threads (process-wide; default: torch's count capped at the cores this process may use,
+    :func:`~awctl.models.backends.cpu_runtime.usable_cores`). Building one also makes idle OpenMP workers
+    sleep (when torch is not imported yet) and makes glibc reuse freed tensor memory, process-wide
+    (:mod:`awctl.models.backends.cpu_runtime`).
     """
 
     name = "transformers"
@@ -88,13 +97,14 @@ class TransformersBackend(Backend):
         prefix_sharing: bool = True,
         min_shared_prefix: int = 32,
     ) -> None:
-        import torch
+        # Before transformers imports torch: OpenMP workers that sleep when idle, a thread pool no
+        # larger than the cores this process may use, and freed tensors reused instead of unmapped
+        # (awctl.models.backends.cpu_runtime says why and what each one saves). All process-wide.
+        torch = import_torch()
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        if num_threads:
-            # Process-wide: on a machine shared with other jobs, fewer intra-op threads than cores
-            # avoids spin-wait contention that can make small models several times slower.
-            torch.set_num_threads(int(num_threads))
+        self.num_threads = limit_threads(num_threads)
+        reuse_freed_memory()
         path, gguf = resolve_model_path(model, gguf_file)
         self.model = str(model)
         self.batch_size = max(1, int(batch_size))
@@ -143,8 +153,11 @@ class TransformersBackend(Backend):
         for i, j in rows:
             groups.setdefault(sampling_key(requests[i]), []).append((i, j))
         with self._lock:
-            for members in groups.values():
-                self._generate_group(requests, prompts, members, results)
+            try:
+                for members in groups.values():
+                    self._generate_group(requests, prompts, members, results)
+            finally:
+                release_freed_memory()
         return [[c for c in per if c is not None] for per in results]
 
     def _encode(self, prompts: list[str]) -> list[list[int]]:

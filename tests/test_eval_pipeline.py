@@ -1,0 +1,105 @@
+"""Every evaluation shows the copy baseline beside the model on the same rows, split into turns the
+baseline already gets right (silent) and turns with output; resume reuses only what the same settings made."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from awctl.backend import ChatRequest, Completion
+from awctl.eval.extract import inference_messages
+from awctl.eval.pipeline import EvalSettings, evaluate, judge_fingerprint
+from awctl.eval.rows import iter_input_rows, row_key
+from awctl.formats.agentworldbench import read_rows, trajectory_to_rows
+from awctl.plugins import get_registry
+
+CORPUS = Path(__file__).parent / "foreign" / "terminal" / "debian-root.awb.jsonl"
+REG = get_registry()
+TERMINAL = REG.domain("terminal")
+
+
+class ScriptedBackend:
+    """Answers each row with a text chosen by the test; counts the requests it saw."""
+
+    name, model = "scripted", "scripted"
+
+    def __init__(self, answers: dict[str, str]) -> None:
+        self.answers, self.calls = answers, 0
+
+    def generate(self, requests: list[ChatRequest]) -> list[list[Completion]]:
+        self.calls += len(requests)
+        return [[Completion(text=self.answers[json.dumps(r.messages)])] for r in requests]
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self) -> ScriptedBackend:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+
+def _rows() -> list[dict]:
+    return list(iter_input_rows([CORPUS], REG.domains))[:40]
+
+
+def _truth_and_baseline(rows: list[dict]) -> tuple[dict[str, str], dict[str, str | None]]:
+    truth, base = {}, {}
+    for traj in read_rows(CORPUS, REG.domains):
+        for t, row in enumerate(trajectory_to_rows(traj, REG.domains)):
+            key = row_key(row)
+            truth[key] = traj.turns[t].observation
+            base[key] = TERMINAL.copy_baseline(traj, t)
+    return truth, base
+
+
+def _tagged(text: str) -> str:
+    return f"<predicted_observation>\n**Environment Observation:**\n{text}\n</predicted_observation>"
+
+
+def test_model_and_copy_baseline_on_the_same_rows_with_silent_and_output_splits(tmp_path: Path) -> None:
+    rows = _rows()
+    truth, base = _truth_and_baseline(rows)
+    # The "model" knows the truth on even rows and falls back to the copy rule on odd ones.
+    answers = {}
+    for i, row in enumerate(rows):
+        key = row_key(row)
+        guess = truth[key] if i % 2 == 0 else (base[key] or "")
+        answers[json.dumps(inference_messages(row))] = _tagged(guess)
+    judge = REG.build_judge("deterministic")
+    result = evaluate(rows, REG.domains, ScriptedBackend(answers), judge, tmp_path, backend_id="b",
+                      judge_id=judge_fingerprint("deterministic", {}), settings=EvalSettings(batch_size=16))
+    silent = {row_key(r) for r in rows if base[row_key(r)] is not None
+              and TERMINAL.observation_codec.normalize(base[row_key(r)])
+              == TERMINAL.observation_codec.normalize(truth[row_key(r)])}
+    assert 0 < len(silent) < len(rows)
+    splits = result["splits"]
+    assert splits["silent"]["rows"] == len(silent) and splits["with_output"]["rows"] == len(rows) - len(silent)
+    # The baseline is exact on exactly the silent turns; the model on the even rows and the silent odd ones.
+    assert result["baseline"]["exact"]["count"] == len(silent)
+    assert result["baseline"]["splits"]["with_output"]["exact"] == 0
+    expected = sum(1 for i, r in enumerate(rows) if i % 2 == 0 or row_key(r) in silent)
+    assert result["exact"]["count"] == expected
+    assert result["overall"] > result["baseline"]["overall"]
+    assert (tmp_path / "baseline.jsonl").is_file() and json.loads((tmp_path / "scores.json").read_text())
+
+
+def test_resume_reuses_rows_only_when_the_same_settings_made_them(tmp_path: Path) -> None:
+    rows = _rows()[:8]
+    answers = {json.dumps(inference_messages(r)): _tagged("x") for r in rows}
+    judge = REG.build_judge("deterministic")
+    backend = ScriptedBackend(answers)
+    kw = {"backend_id": "b", "judge_id": judge_fingerprint("deterministic", {})}
+    first = evaluate(rows, REG.domains, backend, judge, tmp_path, **kw)
+    assert first["reused"] == {"predictions": 0, "judgements": 0} and backend.calls == 8
+    again = evaluate(rows, REG.domains, backend, judge, tmp_path, **kw)
+    assert again["reused"] == {"predictions": 8, "judgements": 8} and backend.calls == 8
+    # Another judge configuration: the predictions are reused, every judgement is made again.
+    other = evaluate(rows, REG.domains, backend, judge, tmp_path, backend_id="b",
+                     judge_id=judge_fingerprint("deterministic", {"strict": True}))
+    assert other["reused"] == {"predictions": 8, "judgements": 0}
+    # Other generation settings: predictions are made again too.
+    evaluate(rows, REG.domains, backend, judge, tmp_path, backend_id="b", judge_id=kw["judge_id"],
+             settings=EvalSettings(temperature=0.0))
+    assert backend.calls == 16
