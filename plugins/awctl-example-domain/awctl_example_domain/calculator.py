@@ -1,9 +1,15 @@
-"""The real environment's engine: a safe arithmetic evaluator with variables (no eval())."""
+"""The calculator itself: a safe arithmetic evaluator with variables (no ``eval()``).
+
+Both the real environment (``env.py``) and the verifiers (``verifiers.py``) use it: the calculator is a
+pure function of its starting variables and the lines typed, so replaying a trajectory's initial state
+and history reproduces what the real program printed.
+"""
 
 from __future__ import annotations
 
 import ast
 import operator
+import re
 
 _BINARY = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
@@ -11,9 +17,18 @@ _BINARY = {
 }
 _UNARY = {ast.USub: operator.neg, ast.UAdd: operator.pos}
 
+READY = "calc ready; variables: "
+_BINDING = re.compile(r"^([A-Za-z_]\w*) = (\S+)$")
+
+#: Every message of an ``Error: ...`` line the calculator prints (as regular expressions).
+ERROR_MESSAGES: tuple[str, ...] = (
+    "syntax error", "one statement per line", "unsupported statement", "unsupported expression",
+    r"name '[A-Za-z_]\w*' is not defined", "exponent too large", "division by zero", "overflow",
+)
+
 
 class CalcError(Exception):
-    pass
+    """An expression the calculator refuses (its message becomes the ``Error: ...`` line)."""
 
 
 def format_number(value: float | int) -> str:
@@ -26,10 +41,16 @@ def format_number(value: float | int) -> str:
 class Calculator:
     """Evaluates one line: ``expr`` or ``name = expr``. Variables persist across lines."""
 
-    def __init__(self) -> None:
-        self.variables: dict[str, float | int] = {}
+    def __init__(self, variables: dict[str, float | int] | None = None) -> None:
+        self.variables: dict[str, float | int] = dict(variables or {})
+
+    def state(self) -> str:
+        """The banner a session starts with: every variable and its value, sorted by name."""
+        bound = ", ".join(f"{k} = {format_number(v)}" for k, v in sorted(self.variables.items()))
+        return READY + (bound or "none")
 
     def execute(self, line: str) -> str:
+        """The one line the calculator prints for ``line``: a number, ``name = number`` or ``Error: ...``."""
         try:
             tree = ast.parse(line.strip(), mode="exec")
         except SyntaxError:
@@ -67,3 +88,20 @@ class Calculator:
         if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
             return _UNARY[type(node.op)](self._eval(node.operand))
         raise CalcError("unsupported expression")
+
+
+def calculator_from_state(text: str) -> Calculator | None:
+    """A calculator holding the variables a session banner (:meth:`Calculator.state`) lists, or ``None``
+    when ``text`` is not such a banner (another program's recording: nothing to replay from)."""
+    text = text.strip()
+    if not text.startswith(READY):
+        return None
+    listed = text[len(READY):]
+    calc = Calculator()
+    if listed == "none":
+        return calc
+    for binding in listed.split(", "):
+        match = _BINDING.match(binding)
+        if not match or calc.execute(binding).startswith("Error:"):
+            return None
+    return calc
