@@ -27,7 +27,12 @@ if TYPE_CHECKING:
 
 
 class ActionCodec(ABC):
-    """Parses and renders the domain's action text. ``parse`` raises :class:`awctl.errors.CodecError`."""
+    """Parses and renders the domain's action text. ``parse`` raises :class:`awctl.errors.CodecError`.
+
+    The conformance kit (``awctl domains check``) holds a codec to two rules: every recorded action renders
+    back byte for byte (``render(parse(text)) == text``), and on any generated text ``parse`` either raises
+    ``CodecError`` or round-trips. A codec raises nothing but ``CodecError`` on bad text.
+    """
 
     @abstractmethod
     def parse(self, text: str) -> Any:
@@ -35,7 +40,8 @@ class ActionCodec(ABC):
 
     @abstractmethod
     def render(self, action: Any) -> str:
-        """Canonical text of a structured action; ``parse(render(a)) == a``."""
+        """Canonical text of a structured action; ``parse(render(a)) == a`` and, for every recorded action
+        text, ``render(parse(text)) == text``."""
 
     def schema(self) -> str:
         """Human-readable description of the action space, used in the prompt's action-space section."""
@@ -47,18 +53,28 @@ class ActionCodec(ABC):
 
 
 class ObservationCodec(ABC):
-    """Parses, renders and normalises the domain's observation text."""
+    """Parses, renders and normalises the domain's observation text.
+
+    The judge and the RL reward strip a prediction's leading and trailing whitespace before comparing it
+    (and before running the verifiers on it), so ``parse`` must accept a recorded observation with its
+    surrounding whitespace stripped: an observation that ends in a prompt such as ``sqlite> `` is judged as
+    ``sqlite>``. The conformance kit checks that a stripped recorded observation scores 5/5. The round-trip
+    rules of :class:`ActionCodec` hold here too, and ``parse`` raises nothing but ``CodecError``.
+    """
 
     @abstractmethod
     def parse(self, text: str) -> Any:
-        """Structured form of an observation text; raise ``CodecError`` when malformed."""
+        """Structured form of an observation text; raise ``CodecError`` when malformed. Must accept the
+        stripped form of every observation the real environment produces."""
 
     @abstractmethod
     def render(self, observation: Any) -> str:
-        """Canonical text of a structured observation."""
+        """Canonical text of a structured observation; ``render(parse(text)) == text`` for every recorded
+        observation text."""
 
     def normalize(self, text: str) -> str:
-        """Text for exact-match comparison: volatile details (trailing spaces, timestamps...) removed."""
+        """Text for exact-match comparison: volatile details (trailing spaces, timestamps...) removed. The
+        default strips the text and every line's trailing spaces."""
         return "\n".join(line.rstrip() for line in text.strip().splitlines())
 
 
@@ -67,7 +83,8 @@ class ObservationCodec(ABC):
 
 @dataclass(frozen=True)
 class VerifyResult:
-    """The outcome of one deterministic check on one turn."""
+    """The outcome of one deterministic check on one turn: ``check`` is the verifier's name, ``ok`` the
+    verdict, ``message`` (on failure) names the line and what was expected there."""
 
     check: str
     ok: bool
@@ -91,27 +108,48 @@ class TurnContext:
 
     @property
     def history(self) -> list[Turn]:
+        """The turns before the one under test (recorded actions and observations)."""
         return self.trajectory.turns[: self.index]
 
     @property
     def system(self) -> SystemPrompt:
+        """The trajectory's system-prompt sections; ``system.initial_state`` is what the real environment's
+        ``reset()`` returned (for recorded trajectories), the usual starting point of a replay."""
         return self.trajectory.system
 
     @classmethod
     def at(cls, trajectory: Trajectory, index: int, observation: str | None = None) -> TurnContext:
+        """The context of turn ``index``, with ``observation`` as the candidate (default: the recorded one)."""
         turn = trajectory.turns[index]
         return cls(trajectory, index, turn.action, turn.observation if observation is None else observation)
 
 
 @dataclass(frozen=True)
 class Verifier:
-    """A named deterministic check. ``fn`` returns ``None`` when the check does not apply to the turn."""
+    """A named deterministic check. ``fn`` returns ``None`` when the check does not apply to the turn.
+
+    Rules a verifier must follow:
+
+    * Every expectation comes from the trajectory itself (``ctx.system``: the initial state, the tool list;
+      ``ctx.history``: earlier turns), never from awctl's own environment; where the trajectory does not
+      establish enough, return ``None`` (abstain) rather than fail. Real recordings made by other programs
+      must pass (zero false positives).
+    * Read the candidate from ``ctx.observation``: it may be a prediction, already stripped of leading and
+      trailing whitespace by the judge or the RL reward.
+    * Decide applicability from the turn's action and history, not from the candidate alone: a verifier
+      that applied to the recorded observation and abstains on a prediction counts as a **failure** in the
+      judge and the reward (see :class:`VerifierCredit`), and the conformance kit requires every verifier
+      to fail, not abstain, on random text where it passed the reference.
+    * A failure's ``message`` names the line and what was expected. A verifier that raises is reported as
+      a failed check, never propagated.
+    """
 
     name: str
     description: str
     fn: Callable[[TurnContext], VerifyResult | bool | None]
 
     def __call__(self, ctx: TurnContext) -> VerifyResult | None:
+        """Run the check: ``None`` (abstained) or a :class:`VerifyResult` (a ``bool`` from ``fn`` is wrapped)."""
         out = self.fn(ctx)
         if out is None or isinstance(out, VerifyResult):
             return out
@@ -148,7 +186,13 @@ class Fault:
 
 @dataclass(frozen=True)
 class Importer:
-    """Turns one raw log file of some format into trajectories."""
+    """Turns one raw log file of some format into trajectories (``awctl data convert``).
+
+    ``patterns`` are glob patterns matched against the file's path (``Path.match``, e.g. ``"*.cast"``);
+    ``load(path)`` yields trajectories and raises :class:`awctl.errors.InputError` naming the file, the line
+    and the fix on bad input. Each trajectory should set ``source`` (one log, server or site per source):
+    prep's source-level split keeps a source in one split.
+    """
 
     name: str
     description: str
@@ -156,11 +200,15 @@ class Importer:
     load: Callable[[Path], Iterator[Trajectory]]
 
     def matches(self, path: Path) -> bool:
+        """Whether ``path`` matches one of ``patterns``."""
         return any(path.match(p) for p in self.patterns)
 
 
 @dataclass(frozen=True)
 class CheckResult:
+    """A task checker's verdict: ``ok``, a ``message`` saying what was found (shown when a task fails) and
+    an optional partial ``score`` in [0, 1]. The recorder stores it in the trajectory's ``metadata["check"]``."""
+
     ok: bool
     message: str = ""
     score: float | None = None
@@ -170,9 +218,20 @@ class CheckResult:
 class Task:
     """An agent task with a scripted reference solution and a deterministic checker.
 
-    ``check(env)`` interacts with the environment only through ``env.step`` (e.g. ``cat`` a file, run the
-    tests), so the same checker judges an episode in a real environment or in a simulator.
-    ``setup`` is domain-specific data the environment applies on ``reset`` (files, database rows...).
+    * ``id``: unique within the domain; the recorded trajectory's id is built from it (prefixed with the
+      domain name unless it already starts with it) and the repeat number.
+    * ``solution``: the reference actions (action texts) the scripted policy replays; they must pass
+      ``check`` in the real environment, and doing nothing must fail it (conformance rules
+      ``task.reference_passes`` and ``task.noop_fails``).
+    * ``check(env)`` runs after the episode in the same environment and interacts with it only through
+      ``env.step`` (e.g. ``cat`` a file, run the tests), so the same checker judges an episode in a real
+      environment or in a simulator. Its probes are not recorded.
+    * ``setup``: domain-specific data the environment applies on ``reset`` (files, database rows...). One
+      key is read by the core: ``setup["source"]`` becomes the recorded trajectory's ``source`` (default
+      ``"<domain>:<suite>"``), and prep's source-level split sends every trajectory of one source to the
+      same split, so tasks built from one origin (one repository, one server, one site) should share it.
+    * ``max_turns``: the recorder stops the episode after this many actions even if the policy goes on.
+    * ``tags``: added to the recorded trajectory's tags (after ``real`` and ``recorded``).
     """
 
     id: str
@@ -190,8 +249,10 @@ class Task:
 class Perturbation:
     """A controllable fault a simulator can be asked to inject, e.g. ``rate_limit`` or ``permission_denied``.
 
-    ``instruction`` is a template filled with ``defaults`` overridden by caller params; the text is added
-    to the simulation instruction of the turns the perturbation applies to.
+    ``instruction`` is the template (a ``str.format`` string; there is no separate template field) filled
+    with ``defaults`` overridden by caller params; the text is added to the simulation instruction of the
+    turns the perturbation applies to. Name the exact text the faulty observation takes, so a perturbed
+    episode stays parseable where the real fault would be.
     """
 
     name: str
@@ -200,6 +261,8 @@ class Perturbation:
     defaults: dict[str, Any] = field(default_factory=dict)
 
     def render(self, **params: Any) -> str:
+        """``instruction`` filled with ``defaults`` updated by ``params``; a missing parameter raises
+        :class:`awctl.errors.AwctlError` naming it."""
         values = {**self.defaults, **params}
         try:
             return self.instruction.format(**values)
@@ -216,7 +279,13 @@ class Perturbation:
 
 
 class Domain:
-    """Base class for a domain plugin. Override the attributes and methods your domain provides."""
+    """Base class for a domain plugin. Override the attributes and methods your domain provides.
+
+    ``name`` (letters, digits, ``-``, ``_``; unique across plugins), ``action_codec`` and
+    ``observation_codec`` are required (set the codecs as class attributes or in ``__init__``); everything
+    else has a safe default. Register an instance with the ``register_domains`` hook; keep imports of heavy
+    modules inside the methods, since listing domains instantiates every one.
+    """
 
     name: str = ""
     modality: Literal["text", "gui"] = "text"
@@ -232,6 +301,7 @@ class Domain:
 
     @property
     def prompt_variants(self) -> int:
+        """How many wordings ``system_prompt`` has (the prompt builder's ``variants``)."""
         return self.prompt_builder.variants
 
     def system_prompt(self, sections: SystemPrompt, variant: int = 0) -> str:
@@ -239,7 +309,12 @@ class Domain:
         return self.prompt_builder.build(sections, variant)
 
     def sections_for(self, task: Task | None = None, initial_state: str = "") -> SystemPrompt:
-        """The five sections for simulating an episode of ``task`` (used by the recorder and SimEnv)."""
+        """The five sections for simulating an episode of ``task`` (used by the recorder and SimEnv).
+
+        The recorder passes what the real environment's ``reset()`` returned as ``initial_state``, so that
+        text becomes the trajectory's ``system.initial_state`` — the state verifiers replay from. The default
+        takes the task's instruction, the action codec's ``schema()`` and the prompt builder's simulation
+        instruction; override to vary them per task (e.g. the tool list a task's setup declares)."""
         return SystemPrompt(
             task_description=task.instruction if task else "",
             action_space=self.action_codec.schema(),
@@ -250,42 +325,52 @@ class Domain:
     @property
     def judge_guidance(self) -> str:
         """What a rubric judge should check in this domain's observations: one paragraph that the LLM judge
-        puts into its rubric (empty: a generic guidance for any text environment)."""
+        puts into its rubric (empty: a generic guidance for any text environment). By convention the text
+        is ``JUDGE_GUIDANCE`` in the domain's ``prompts.py``."""
         return ""
 
     # ── checks and data ──
     def verifiers(self) -> list[Verifier]:
+        """The domain's deterministic checks (see :class:`Verifier` for the rules they follow)."""
         return []
 
     def importers(self) -> list[Importer]:
+        """Readers of raw log formats for ``awctl data convert``."""
         return []
 
     def suites(self) -> list[str]:
+        """Names of the task suites ``tasks`` accepts (``awctl record --tasks SUITE``)."""
         return []
 
     def tasks(self, suite: str) -> list[Task]:
+        """The tasks of ``suite`` (an empty list for an unknown suite)."""
         return []
 
     def perturbations(self) -> list[Perturbation]:
+        """Faults a simulator can be asked to inject (``awctl simulate repl --perturbation NAME``)."""
         return []
 
     def faults(self) -> list[Fault]:
-        """Planted faults, one kind per verifier at least (see :class:`Fault`)."""
+        """Planted faults, one kind per verifier at least (see :class:`Fault`): the conformance kit plants
+        each into every recorded turn where it applies and requires its verifier to fail (not abstain) on at
+        least 3 of 4; the foreign-data tests do the same on other programs' recordings."""
         return []
 
     def transforms(self) -> dict[str, Callable[[Trajectory], Trajectory | None]]:
         """Named rewrites of a trajectory into another equally real form of the same session (e.g. a
         terminal's ``incremental`` output instead of full screens), for training on every form a source
-        can produce. A transform returns ``None`` when it cannot convert a trajectory faithfully."""
+        can produce (``awctl data convert --transform NAME``). A transform returns ``None`` when it cannot
+        convert a trajectory faithfully."""
         return {}
 
     def copy_baseline(self, trajectory: Trajectory, index: int) -> str | None:
         """The no-knowledge prediction of turn ``index`` from what the model is shown (the history and the
         action): the rule every evaluation reports beside the models, which a world model must beat.
 
-        The default says "nothing changed": the previous observation again (the initial state for the
-        first turn; ``None`` when there is none). A domain overrides it where a better rule exists, e.g. a
-        terminal echoes the typed command and shows the prompt again."""
+        The evaluation scores it on the same rows as the models. The default says "nothing changed": the
+        previous observation again (the initial state for the first turn; ``None`` when there is none). A
+        domain overrides it where a better rule exists, e.g. a terminal echoes the typed command and shows
+        the prompt again."""
         if index > 0:
             return trajectory.turns[index - 1].observation
         return trajectory.system.initial_state or None
@@ -296,12 +381,17 @@ class Domain:
         return body
 
     def to_awb_action(self, action: str) -> str:
+        """The AgentWorldBench ``**Action:**`` body for an action text (default: unchanged); the inverse of
+        ``from_awb_action``, so rows round-trip byte for byte."""
         return action
 
     def from_awb_observation(self, body: str) -> str:
+        """The observation text for an AgentWorldBench response body (default: unchanged). The judge also
+        decodes predictions in AgentWorldBench form with it."""
         return body
 
     def to_awb_observation(self, observation: str) -> str:
+        """The AgentWorldBench response body for an observation text (default: unchanged)."""
         return observation
 
     # ── real environment ──

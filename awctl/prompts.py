@@ -62,8 +62,13 @@ _HEADING_STYLES: tuple[Callable[[str, str], str], ...] = (
 class PromptBuilder:
     """Builds a simulator system prompt from :class:`SystemPrompt` sections in one of ``variants`` wordings.
 
-    ``roles`` are the opening sentences (``{title}`` is replaced by ``domain_title``); a domain passes its
-    own ten. ``simulation_instruction`` is the default text of that section for new trajectories.
+    * ``domain_title``: how the generic role sentences name the environment (``{title}`` in ``roles``).
+    * ``roles``: the opening sentences, one per variant (``{title}`` is replaced by ``domain_title``); a
+      domain passes its own ten — the conformance kit requires 10 distinct wordings.
+    * ``simulation_instruction``: the default text of that section for new trajectories (what
+      ``Domain.sections_for`` puts there); end it with :data:`DEFAULT_OUTPUT_RULES` so a simulator writes
+      its answer inside the ``<predicted_observation>`` tag.
+    * ``titles``: the section headings, by section name.
     """
 
     domain_title: str
@@ -73,9 +78,14 @@ class PromptBuilder:
 
     @property
     def variants(self) -> int:
+        """How many wordings ``build`` has: the larger of the number of roles and of heading styles (10)."""
         return max(len(self.roles), len(_HEADING_STYLES))
 
     def build(self, sections: SystemPrompt, variant: int = 0) -> str:
+        """The system prompt text for ``sections`` in wording ``variant`` (``sections.raw`` verbatim when set).
+
+        A variant changes the role sentence, the heading style and whether the role comes first; the
+        sections' contents are never altered. A variant outside ``0..variants-1`` raises ``AwctlError``."""
         if not 0 <= variant < self.variants:
             from awctl.errors import AwctlError
 
