@@ -17,6 +17,7 @@ recorded in :attr:`Registry.plugins` with its error; everything else keeps worki
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import importlib.util
 import inspect
@@ -271,6 +272,13 @@ def build_registry(plugin_dirs: list[Path] | None = None) -> Registry:
         info.hooks = sorted(
             hc.name for hc in pm.get_hookcallers(module) or [] if hc.name in hookspecs.__dict__
         )
+        # A hook implementation whose name matches no hookspec (e.g. "register_domain") would never be
+        # called: a plugin problem, not a silent no-op (pluggy keeps such hooks pending).
+        for name in sorted(_unknown_hooks(pm, module)):
+            known = [n for n in vars(hookspecs) if n.startswith("register_")]
+            close = difflib.get_close_matches(name, known, n=1)
+            info.errors.append(f"hook {name!r} matches no awctl hook" + (f"; did you mean {close[0]!r}?" if close
+                                                                      else f" (hooks: {', '.join(known)})"))
         loaded.append((info, module))
         registry.plugins.append(info)
 
@@ -293,6 +301,10 @@ def build_registry(plugin_dirs: list[Path] | None = None) -> Registry:
             except Exception as exc:
                 info.errors.append(f"{hook_name} raised {_error_text(exc)}")
     return registry
+
+
+def _unknown_hooks(pm: pluggy.PluginManager, module: ModuleType) -> set[str]:
+    return {hc.name for hc in pm.get_hookcallers(module) or [] if not hc.has_spec()}
 
 
 def _make_register(registry: Registry, kind: str, info: PluginInfo) -> Callable[..., None]:

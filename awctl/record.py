@@ -97,6 +97,12 @@ class RecordSummary:
         }
 
 
+def trajectory_id(domain: Domain, task: Task, repeat: int) -> str:
+    """``<task id>-r<repeat>``, the task id prefixed with the domain only when it is not already."""
+    base = task.id if task.id.startswith((f"{domain.name}/", f"{domain.name}-")) else f"{domain.name}/{task.id}"
+    return f"{base}-r{repeat}"
+
+
 def record_episode(
     domain: Domain, env: Environment, task: Task, policy: Policy, repeat: int = 0
 ) -> Trajectory:
@@ -120,7 +126,7 @@ def record_episode(
     # The checker probes through env.step too; its probes are not part of the trajectory.
     verdict = task.check(env)
     return Trajectory(
-        id=f"{domain.name}-{task.id}-r{repeat}",
+        id=trajectory_id(domain, task, repeat),
         domain=domain.name,
         source=str(task.setup.get("source") or f"{domain.name}:{task.suite}"),
         tags=["real", "recorded", *task.tags],

@@ -399,7 +399,7 @@ def test_new_trajectory_becomes_one_standard_row_per_turn() -> None:
     )
     domain = FenceDomain()
     rows = awb.trajectory_to_rows(traj, {"terminal": domain})
-    assert [list(r) for r in rows] == [list(_STANDARD)] * 2
+    assert [list(r) for r in rows] == [[*_STANDARD, "awctl"]] * 2  # awctl: what AWB rows cannot hold
     assert [r["id"] for r in rows] == ["ep1_turn1", "ep1_turn2"]
     assert rows[1]["prompt"] == [
         '### Turn 1\n**Action:**\n```json\n[{"keystrokes": "ls\\n"}]\n```',

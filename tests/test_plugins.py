@@ -99,6 +99,24 @@ def test_plugin_command_runs_and_help_lists_it_without_importing_it(tmp_path, aw
     assert re.search(r"hello\s+Say hello \[plugin greeter\]", helped.stdout)
 
 
+MISSPELLED = '''
+from awctl.hookspecs import hookimpl
+
+
+@hookimpl
+def register_domain(register):  # the hook is register_domains
+    raise AssertionError("never called")
+'''
+
+
+def test_a_misspelled_hook_is_a_plugin_problem_not_a_silent_no_op(tmp_path, awctl):
+    folder = _plugin_dir(tmp_path, {"typo.py": MISSPELLED})
+    out = json.loads(awctl("plugins", "--json", env={"AWCTL_PLUGINS_DIR": str(folder)}).stdout)
+    typo = next(p for p in out if p["name"] == "typo")
+    assert not typo["ok"]
+    assert typo["errors"] == ["hook 'register_domain' matches no awctl hook; did you mean 'register_domains'?"]
+
+
 def test_allow_list_and_block_list(tmp_path, awctl):
     folder = _plugin_dir(tmp_path, {"broken.py": BROKEN, "other.py": BROKEN})
     env = {"AWCTL_PLUGINS_DIR": str(folder), "AWCTL_LOAD_PLUGINS": "other", "AWCTL_BLOCK_PLUGINS": "terminal"}

@@ -38,6 +38,9 @@ from awctl.trajectory import Trajectory, Turn, iter_jsonl, write_jsonl
 
 SOURCE = "agentworldbench"
 META_KEY = "agentworldbench"
+# Rows written from an awctl trajectory carry what the AWB fields cannot (id, source, tags, split,
+# metadata, sections, per-turn reasoning/metadata) under this extra key; official tools ignore it.
+AWCTL_KEY = "awctl"
 DOMAINS: tuple[str, ...] = ("mcp", "search", "terminal", "swe", "android", "web", "os")
 OBSERVATION_MARKER = "**Environment Observation:**"
 ACTION_MARKER = "**Action:**\n"
@@ -277,6 +280,9 @@ def _group_to_trajectory(
         "n_responses": len(group.responses),
         "rows": [_row_record(r) for r in group.rows],
     }
+    carried = group.rows[0].fields.get(AWCTL_KEY)
+    if isinstance(carried, dict):
+        return _restore(carried, group, domain_name, (domains or {}).get(domain_name), turns, meta, traj_id)
     system = parse_sections(group.system)
     return Trajectory(
         id=traj_id or _trajectory_id(group.rows),
@@ -286,6 +292,42 @@ def _group_to_trajectory(
         turns=turns,
         metadata={META_KEY: meta},
     )
+
+
+def _carried(traj: Trajectory) -> dict[str, Any]:
+    """What AgentWorldBench rows cannot hold but an awctl trajectory has, for the rows' ``awctl`` key."""
+    system = traj.system.model_dump(exclude={"raw"}, exclude_defaults=True)
+    out: dict[str, Any] = {"id": traj.id, "source": traj.source, "tags": list(traj.tags), "system": system}
+    if traj.split is not None:
+        out["split"] = traj.split
+    if traj.metadata:
+        out["metadata"] = traj.metadata
+    turn_meta = [{**({"reasoning": t.reasoning} if t.reasoning is not None else {}),
+                  **({"metadata": t.metadata} if t.metadata else {})} for t in traj.turns]
+    if any(turn_meta):
+        out["turns"] = turn_meta
+    return out
+
+
+def _restore(carried: dict[str, Any], group: _Group, domain_name: str, domain: Domain | None, turns: list[Turn],
+             meta: dict[str, Any], traj_id: str | None) -> Trajectory:
+    """The trajectory rows written by :func:`trajectory_to_rows` came from: id, source, tags, split,
+    metadata, sections and per-turn reasoning and metadata from their ``awctl`` key."""
+    from awctl.trajectory import SystemPrompt
+
+    system = SystemPrompt.model_validate(carried.get("system") or {})
+    # Keep the row's system text verbatim only when the sections would not render back to it.
+    probe = Trajectory(id="probe", domain=domain_name, system=system)
+    if system_text(probe, domain, 0) != group.system:
+        system = system.model_copy(update={"raw": group.system})
+    for turn, extra in zip(turns, carried.get("turns") or [], strict=False):
+        if "reasoning" in extra:
+            turn.reasoning = extra["reasoning"]
+        turn.metadata.update(extra.get("metadata") or {})
+    metadata = {**(carried.get("metadata") or {}), META_KEY: meta}
+    return Trajectory(id=traj_id or str(carried.get("id") or _trajectory_id(group.rows)), domain=domain_name,
+                      source=str(carried.get("source", SOURCE)), split=carried.get("split"),
+                      tags=list(carried.get("tags") or []), system=system, turns=turns, metadata=metadata)
 
 
 class RowGrouper:
@@ -409,13 +451,14 @@ def trajectory_to_rows(traj: Trajectory, domains: Mapping[str, Domain] | None = 
     meta = awb_metadata(traj)
     if meta is not None:
         prompts, responses = full_lists(traj, codec, meta)
-        system = traj.system.render()
+        system = system_text(traj, domain, 0)
         return [rebuild_row(rec, meta["task"], system, prompts, responses) for rec in meta["rows"]]
 
     system = system_text(traj, domain, 0)  # variant 0: the evaluation's fixed wording
     prompts = [codec.prompt_text(t, i) for i, t in enumerate(traj.turns)]
     responses = [codec.response_text(t) for t in traj.turns]
     total = len(traj.turns)
+    carried = _carried(traj)
     return [
         {
             "task": traj.domain,
@@ -426,6 +469,7 @@ def trajectory_to_rows(traj: Trajectory, domains: Mapping[str, Domain] | None = 
             "system_str": system,
             "turn_idx": n,
             "total_turns": total,
+            AWCTL_KEY: carried,
         }
         for n in range(1, total + 1)
     ]
