@@ -2,8 +2,8 @@
 
 Stage options come from ``--options FILE.toml`` (the same table a recipe's ``[[stages]]`` entry holds),
 the convenience flags, and ``key=value`` overrides (values parsed as TOML, e.g. ``optim.lr=3e-4``).
-With the ``python`` launcher the stage runs in this process; ``torchrun`` and ``deepspeed`` start
-``python -m awctl.stages.worker`` through their launcher. ``--dry-run`` prints that command instead.
+Every launcher (``python``, ``torchrun``, ``deepspeed``) starts ``python -m awctl.stages.worker`` in a
+child process, exactly the command ``--dry-run`` prints.
 """
 
 from __future__ import annotations
@@ -104,13 +104,7 @@ def train(stage: str, out: Path, options_file: Path | None, data: str | None, mo
         return
     out.mkdir(parents=True, exist_ok=True)
     (out / "launch.json").write_text(json.dumps(launch, indent=2), encoding="utf-8")
-    if spec.launcher == "python":
-        from awctl.stages.standalone import run_stage
-
-        result = run_stage(stage, launch["options"], out, seed)
-        click.echo(json.dumps({"outputs": {k: str(v) for k, v in result.outputs.items()}, **result.summary},
-                              default=str))
-        return
+    # Every launcher, the plain python one included, runs exactly the command --dry-run prints.
     rc = subprocess.call(argv, env=os.environ.copy())
     if rc:
         raise AwctlError(f"launcher {spec.launcher} exited with {rc}", hint=f"see {out / 'log.jsonl'}")

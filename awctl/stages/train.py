@@ -132,6 +132,7 @@ def _model_path(ctx: StageContext, value: str) -> str:
 
 def _trainer(ctx: StageContext, opts: TrainSpec, resume: bool = True) -> Any:
     import hashlib
+    import os
     import shutil
 
     from awctl.train.loop import Trainer
@@ -141,13 +142,16 @@ def _trainer(ctx: StageContext, opts: TrainSpec, resume: bool = True) -> Any:
     out = ctx.stage_dir / "train"
     # Checkpoints left in the stage folder (a killed run) are resumed only when they were made with the
     # same options and seed; otherwise they belong to another configuration and are discarded.
+    # Only the first process of a distributed run does this; the others wait for it when the Trainer joins
+    # the process group.
     fingerprint = hashlib.sha256(f"{opts.model_dump_json()}|{seed}".encode()).hexdigest()
     mark = out / "options.sha256"
-    if out.is_dir() and (not mark.is_file() or mark.read_text().strip() != fingerprint):
-        ctx.log.info("discarding checkpoints of other options", path=str(out))
-        shutil.rmtree(out)
-    out.mkdir(parents=True, exist_ok=True)
-    mark.write_text(fingerprint + "\n")
+    if int(os.environ.get("RANK", "0")) == 0:
+        if out.is_dir() and (not mark.is_file() or mark.read_text().strip() != fingerprint):
+            ctx.log.info("discarding checkpoints of other options", path=str(out))
+            shutil.rmtree(out)
+        out.mkdir(parents=True, exist_ok=True)
+        mark.write_text(fingerprint + "\n")
     return Trainer(opts, model_path=_model_path(ctx, opts.model), out=out, seed=seed,
                    resume=resume, tokenizer=tok, metric=ctx.metric, log=ctx.log)
 
