@@ -206,7 +206,8 @@ def record(
 
 
 def select_tasks(domain: Domain, suite: str | None, limit: int | None = None, ids: list[str] | None = None) -> list[Task]:
-    """Tasks of ``suite`` (every suite when None), optionally filtered by id and cut to ``limit``."""
+    """Tasks of ``suite`` (every suite when None), optionally filtered by ids or id patterns (``fnmatch``)
+    and cut to ``limit``."""
     suites = [suite] if suite else domain.suites()
     unknown = [s for s in suites if s not in domain.suites()]
     if unknown:
@@ -217,8 +218,12 @@ def select_tasks(domain: Domain, suite: str | None, limit: int | None = None, id
     # Suites may overlap (an "all" suite repeating the others): each task id is kept once.
     tasks = list({t.id: t for s in suites for t in domain.tasks(s)}.values())
     if ids:
-        missing = sorted(set(ids) - {t.id for t in tasks})
+        # An entry is a task id or a shell-style pattern ("terminal/drill/0[0-4]?"); each must match a task.
+        from fnmatch import fnmatchcase
+
+        missing = [i for i in ids if not any(fnmatchcase(t.id, i) for t in tasks)]
         if missing:
-            raise AwctlError(f"no task with id {missing[0]!r} in {domain.name}", hint="`awctl domains --json` lists suites")
-        tasks = [t for t in tasks if t.id in ids]
+            raise AwctlError(f"no task matches {missing[0]!r} in {domain.name}",
+                             hint="`awctl domains --json` lists suites; patterns use *, ? and [0-9]")
+        tasks = [t for t in tasks if any(fnmatchcase(t.id, i) for i in ids)]
     return tasks[:limit] if limit else tasks

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
 import re
 import subprocess
 import sys
@@ -153,6 +154,15 @@ def test_third_party_package_installs_and_appears_with_no_core_change(tmp_path, 
     rec = awctl("record", "--domain", "calc", "-o", str(out), "--json", env=env)
     assert rec.returncode == 0, rec.stderr
     assert json.loads(rec.stdout)["passed"] == 3
+    # The plugin's own test suite (conformance kit included) passes against the installed package, as it
+    # would in the plugin's CI.
+    tests = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:xdist", "-p", "no:cacheprovider", "tests"],
+        cwd=REPO / "plugins" / "awctl-example-domain", env={**os.environ, "PYTHONPATH": str(target)},
+        capture_output=True, text=True, timeout=600,
+    )
+    assert tests.returncode == 0, tests.stdout[-3000:] + tests.stderr[-2000:]
+    assert " passed" in tests.stdout and "skipped" not in tests.stdout
 
 
 def test_a_copied_builtin_domain_folder_works_unchanged_as_a_third_party_plugin(tmp_path, awctl):

@@ -39,3 +39,16 @@ def test_unknown_policy_and_backend_are_clear_errors(tmp_path, awctl):
     assert out.returncode == 2 and "unknown policy 'llama'" in out.stderr
     out = awctl("record", "-d", "search", "--policy", "backend:nope", "-o", str(tmp_path / "x.jsonl"))
     assert out.returncode == 2 and "unknown backend 'nope'" in out.stderr
+
+
+def test_task_ids_take_patterns_and_each_must_match():
+    import pytest
+
+    from awctl.errors import AwctlError
+    from awctl.record import select_tasks
+
+    terminal = get_domain("terminal")
+    picked = [t.id for t in select_tasks(terminal, "drill", ids=["terminal/drill/00[0-2]", "terminal/drill/010"])]
+    assert picked == ["terminal/drill/000", "terminal/drill/001", "terminal/drill/002", "terminal/drill/010"]
+    with pytest.raises(AwctlError, match="no task matches 'terminal/drill/9\\*'"):
+        select_tasks(terminal, "drill", ids=["terminal/drill/000", "terminal/drill/9*"])

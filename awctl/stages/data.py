@@ -102,10 +102,9 @@ class VerifyStage(Stage):
     def run(self, ctx: StageContext) -> StageResult:
         from awctl.errors import AwctlError
         from awctl.formats.verify import verify_files
-        from awctl.plugins import get_registry
 
         opts: VerifyOptions = self.options  # type: ignore[assignment]
-        report = verify_files([ctx.resolve_input(opts.input)], get_registry().domains, opts.max_failures)
+        report = verify_files([ctx.resolve_input(opts.input)], ctx.domains, opts.max_failures)
         out = ctx.stage_dir / "verify.json"
         out.write_text(json.dumps(report.to_dict(), indent=2, ensure_ascii=False), encoding="utf-8")
         ctx.metric(trajectories=report.trajectories, turns=report.turns, failed_checks=report.failed)

@@ -15,7 +15,7 @@ class RecordOptions(BaseModel):
     domains: list[str] = Field(min_length=1, description="domains to record, in order")
     suite: str | None = Field(None, description="task suite (default: every suite of each domain)")
     limit: int | None = Field(None, ge=1, description="at most this many tasks per domain")
-    tasks: list[str] | None = Field(None, description="only these task ids (e.g. held-out tasks)")
+    tasks: list[str] | None = Field(None, description="only these task ids or id patterns such as 'terminal/drill/0[0-4]?' (e.g. held-out tasks)")
     repeats: int = Field(1, ge=1, description="episodes per task")
     workers: int = Field(1, ge=1, description="parallel environments")
     policy: str = Field("scripted", description="scripted | backend:NAME")
