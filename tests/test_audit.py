@@ -90,3 +90,18 @@ def test_audit_without_trajectories_says_what_to_pass(tmp_path: Path) -> None:
                                       "--sim-base-url", "http://127.0.0.1:9/v1", "-o", str(tmp_path)])
     assert result.exit_code != 0
     assert "--trajectories" in str(result.exception.hint if hasattr(result.exception, "hint") else result.output)
+
+
+def test_audit_reports_progress_per_chunk_on_stderr_and_in_the_log(tmp_path: Path) -> None:
+    with ReplayServer(_faulty_simulator()) as srv:
+        result = CliRunner().invoke(cli, [
+            "audit", "--domain", "search", "--sim-backend", "openai", "--sim-base-url", srv.base_url,
+            "--sim-model", "replay", "-o", str(tmp_path / "p"), "-t", str(RECORDED), "--chunk-size", "5"])
+    assert result.exit_code == 0, result.output
+    # 12 turns in chunks of 5: one line per chunk, with the running count and the rate.
+    lines = [line for line in result.stderr.splitlines() if " turns (" in line]
+    assert [line.split("+", 1)[1].split(",")[0] for line in lines] == [
+        "5 turns (5/12", "5 turns (10/12", "2 turns (12/12"]
+    assert all("turns/s)" in line for line in lines)
+    logged = [json.loads(x)["event"] for x in (tmp_path / "p" / "log.jsonl").read_text().splitlines()]
+    assert sum(" turns (" in e for e in logged) == 3
