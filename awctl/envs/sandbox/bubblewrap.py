@@ -3,7 +3,8 @@
 Every namespace is unshared (so no network at all, and a private PID namespace whose processes all die
 with it), ``/usr`` is read-only, ``/etc`` is a minimal generated one, the workspace is the only writable
 host folder (plus a private tmpfs ``/tmp``), the process dies with its parent, and the host's home and
-``/root`` are absent.
+``/root`` are absent. The number of processes in the sandbox is capped (``pids_limit``, see :mod:`.limits`),
+so a fork bomb fills its own sandbox and nothing else.
 """
 
 from __future__ import annotations
@@ -20,16 +21,32 @@ from pathlib import Path
 from awctl.errors import AwctlError, EnvironmentUnavailable
 
 from .jail import Jail, JailSpec
+from .limits import PidsCgroup, chown_tree, new_sandbox_uid, resolve_method
 from .processes import descendants, nspid
 from .protocol import CONTROL_DIR, bash_argv
 
 
 class BubblewrapJail(Jail):
-    """:class:`~.jail.Jail` through bubblewrap (``bwrap`` on PATH; ``tmux`` too for a terminal)."""
+    """:class:`~.jail.Jail` through bubblewrap (``bwrap`` on PATH; ``tmux`` too for a terminal).
 
-    def __init__(self, spec: JailSpec) -> None:
+    ``pids_limit`` caps the processes (threads included) in the sandbox; 0 means no cap. ``pids_method``
+    is how (:mod:`.limits`): ``auto`` (a pids cgroup where one can be made, else the user-namespace
+    ``RLIMIT_NPROC``), ``cgroup`` or ``userns``; :attr:`pids_method_used` says which one applies once
+    :meth:`check_available` ran. With ``userns`` as root, the sandbox runs as a host uid of its own and
+    the workspace belongs to that uid while the sandbox lives (every folder above it must be searchable
+    by others)."""
+
+    def __init__(self, spec: JailSpec, *, pids_limit: int = 256, pids_method: str = "auto") -> None:
         super().__init__(spec)
+        if pids_limit < 0:
+            raise AwctlError(f"pids_limit must be >= 0 (0: no cap), got {pids_limit}")
         self._etc: Path | None = None
+        self.pids_limit = int(pids_limit)
+        self.pids_method = pids_method
+        self.pids_method_used: str | None = None
+        self.cgroup: PidsCgroup | None = None
+        self.sandbox_uid: int | None = None
+        self._workspace_owner = (0, 0)
 
     def check_available(self) -> None:
         missing = [p for p in ("bwrap", *(["tmux"] if self.spec.terminal else [])) if shutil.which(p) is None]
@@ -38,10 +55,51 @@ class BubblewrapJail(Jail):
                 f"the bubblewrap sandbox needs {', '.join(missing)} on PATH",
                 hint="apt-get install -y bubblewrap tmux",
             )
+        if self.pids_limit:
+            self.pids_method_used = resolve_method(self.pids_method)
+
+    def rc_lines(self) -> list[str]:
+        # RLIMIT_NPROC, counted in the sandbox's own user namespace; it binds because the sandbox's root
+        # is not the host's root in this method (and the hard limit cannot be raised from inside).
+        if self.pids_method_used == "userns":
+            return [f"ulimit -u {self.pids_limit}"]
+        return []
 
     def prepare(self) -> None:
-        # Nothing to start: bwrap builds the sandbox around each process. Only /etc is generated.
+        # Nothing to start: bwrap builds the sandbox around each process. Only /etc is generated, and the
+        # process cap is set up.
         self._etc = minimal_etc(self.spec.mount_point)
+        if self.pids_method_used == "cgroup" and self.cgroup is None:
+            cgroup = PidsCgroup(self.spec.label, self.pids_limit)
+            cgroup.create()
+            self.cgroup = cgroup
+        elif self.pids_method_used == "userns" and os.geteuid() == 0 and self.sandbox_uid is None:
+            self._hand_over_to_sandbox_uid()
+
+    def _hand_over_to_sandbox_uid(self) -> None:
+        blocked = [
+            str(p) for p in (*self.spec.workspace.parents, *self.spec.control.parents)
+            if p.is_dir() and not os.stat(p).st_mode & 0o001 and p != self.spec.control.parent
+        ]
+        if blocked:
+            raise EnvironmentUnavailable(
+                f"the sandbox's own uid cannot reach its workspace: {blocked[0]} is not searchable by others",
+                hint=f"chmod o+x {blocked[0]}, put the workspace elsewhere, or use pids_method = 'cgroup'",
+            )
+        stat = os.stat(self.spec.workspace)
+        self._workspace_owner = (stat.st_uid, stat.st_gid)
+        self.sandbox_uid = new_sandbox_uid()
+        self.spec.control.parent.chmod(0o711)  # the control folder's run/ part is bound read-only inside
+        self.spec.control.chmod(0o755)
+        chown_tree(self.spec.workspace, self.sandbox_uid, self.sandbox_uid)
+
+    def process_count(self) -> int | None:
+        """Processes in the sandbox now, where the cap is a cgroup (``None`` otherwise)."""
+        return self.cgroup.current() if self.cgroup is not None else None
+
+    def forks_refused(self) -> int | None:
+        """Forks the cap refused so far, where the cap is a cgroup (``None`` otherwise)."""
+        return self.cgroup.refused() if self.cgroup is not None else None
 
     def shell_argv(self, interactive: bool) -> list[str]:
         if self._etc is None:
@@ -93,11 +151,25 @@ class BubblewrapJail(Jail):
             argv.append("--new-session")
         for key, value in self.shell_env().items():
             argv += ["--setenv", key, value]
-        return argv + bash_argv(interactive)
+        argv += bash_argv(interactive)
+        if self.sandbox_uid is not None:
+            uid = str(self.sandbox_uid)
+            argv = ["setpriv", "--reuid", uid, "--regid", uid, "--clear-groups", *argv]
+        if self.cgroup is not None:
+            argv = self.cgroup.wrap(argv)
+        return argv
 
     def teardown(self) -> None:
-        # Nothing to remove: the sandbox dies with its process, and the generated /etc is shared.
-        pass
+        # The sandbox dies with its process (its PID namespace with it) and the generated /etc is shared;
+        # what is left is the cap: its cgroup (anything still in it is killed first) or the workspace's
+        # hand-over to the sandbox's uid.
+        if self.cgroup is not None:
+            self.cgroup.destroy()
+            self.cgroup = None
+        if self.sandbox_uid is not None:
+            if self.spec.workspace.exists():
+                chown_tree(self.spec.workspace, *self._workspace_owner)
+            self.sandbox_uid = None
 
     def kill_children(self, host_pid: int, shell_nspid: int) -> None:
         # The shell is the host process's descendant whose pid inside the namespace is shell_nspid.

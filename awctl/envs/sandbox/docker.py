@@ -28,8 +28,8 @@ DEFAULT_IMAGE = "awctl-sandbox:latest"
 
 class DockerJail(Jail):
     """:class:`~.jail.Jail` in a Docker container. ``docker_host`` (e.g. ``unix:///tmp/x/docker.sock``)
-    defaults to ``$DOCKER_HOST``; ``cpus`` and ``pids_limit`` bound the container; the image defaults to
-    ``DEFAULT_IMAGE``."""
+    defaults to ``$DOCKER_HOST``; ``cpus`` and ``pids_limit`` (the most processes in the container, 0: no
+    cap) bound the container; the image defaults to ``DEFAULT_IMAGE``."""
 
     def __init__(
         self, spec: JailSpec, *, docker_host: str | None = None, cpus: float = 1.0, pids_limit: int = 256
@@ -80,7 +80,7 @@ class DockerJail(Jail):
             mem_limit=f"{spec.memory_mb}m",
             memswap_limit=f"{spec.memory_mb}m",
             nano_cpus=int(self.cpus * 1e9),
-            pids_limit=self.pids_limit,
+            pids_limit=self.pids_limit or -1,  # 0 means no cap; docker's "unlimited" is -1
             hostname="sandbox",
             read_only=True,  # like bubblewrap: only the workspace and a private /tmp are writable
             tmpfs={"/tmp": "rw,size=256m"},

@@ -63,6 +63,11 @@ class Jail(ABC):
     def teardown(self) -> None:
         """Remove what :meth:`prepare` created. Safe to call when it created nothing."""
 
+    def rc_lines(self) -> list[str]:
+        """Extra lines for the top of the shell's rc file (e.g. a limit the shell sets on itself); called
+        after :meth:`check_available`."""
+        return []
+
     def shell_env(self) -> dict[str, str]:
         """The shell's whole environment inside the sandbox."""
         return {

@@ -58,13 +58,17 @@ class ControlFolder:
     def tmux_socket(self) -> Path:
         return self.path / "tmux.sock"
 
-    def write_rc(self, *, memory_mb: int, mount_point: str, terminal: bool) -> None:
-        """Write the rc file bash reads at start (``CONTROL_DIR/rc``)."""
+    def write_rc(
+        self, *, memory_mb: int, mount_point: str, terminal: bool, extra: list[str] | tuple[str, ...] = ()
+    ) -> None:
+        """Write the rc file bash reads at start (``CONTROL_DIR/rc``); ``extra`` lines (a jail's own
+        limits) come right after the memory limit."""
         run = self.run
         run.mkdir(exist_ok=True)
         n = self.nonce
         lines = [
             f"ulimit -v {memory_mb * 1024} 2>/dev/null",
+            *extra,
             "unset HISTFILE",
             # Invisible OSC markers around each command in the pane's raw byte stream: PS0 is printed
             # after a command line is read; the start of PS1 carries the exit code and cwd, so the

@@ -31,9 +31,10 @@ class SandboxedShell:
 
     ``workspace`` is the host folder bound read-write at ``mount_point``; when ``None`` a temporary
     folder is created and removed on :meth:`close`. ``env`` adds environment variables. ``image`` is
-    the container image for the docker backend. ``jail_options`` go to the backend's jail (docker:
-    ``docker_host``, ``cpus``, ``pids_limit``). Use as a context manager. ``jail`` and ``driver`` are
-    the two parts it puts together.
+    the container image for the docker backend. ``jail_options`` go to the backend's jail (both:
+    ``pids_limit``, the most processes in the sandbox, 0 for no cap; bubblewrap: ``pids_method``;
+    docker: ``docker_host``, ``cpus``). Use as a context manager. ``jail`` and ``driver`` are the two
+    parts it puts together.
     """
 
     def __init__(
@@ -154,7 +155,8 @@ class SandboxedShell:
     # (domains/terminal/tests/fixtures/record_cast.py) runs them to start the sandbox's bash itself.
 
     def _write_rc(self) -> None:
-        self.control.write_rc(memory_mb=self.memory_mb, mount_point=self.mount_point, terminal=self.terminal)
+        self.control.write_rc(memory_mb=self.memory_mb, mount_point=self.mount_point, terminal=self.terminal,
+                              extra=self.jail.rc_lines())
 
     def _prepare(self) -> None:
         self.jail.prepare()
@@ -237,13 +239,17 @@ def make_shell(settings: dict[str, Any], **kwargs: Any) -> SandboxedShell:
     """A shell configured from a domain's settings (``awctl.toml [domains.<name>]``).
 
     Reads ``sandbox`` (``bubblewrap`` | ``docker``), ``rows``, ``cols``, ``timeout_s``, ``memory_mb``,
-    ``image`` and, for docker, ``docker_host``; keyword arguments override the settings.
+    ``image``, ``pids_limit`` (most processes in the sandbox, 0: no cap; default 256), for bubblewrap
+    ``pids_method`` (``auto`` | ``cgroup`` | ``userns``) and for docker ``docker_host``; keyword arguments
+    override the settings.
     """
     backend = kwargs.pop("backend", settings.get("sandbox", "bubblewrap"))
     opts: dict[str, Any] = {
-        k: settings[k] for k in ("rows", "cols", "timeout_s", "memory_mb", "image") if k in settings
+        k: settings[k] for k in ("rows", "cols", "timeout_s", "memory_mb", "image", "pids_limit") if k in settings
     }
     if backend == "docker" and "docker_host" in settings:
         opts["docker_host"] = settings["docker_host"]
+    if backend == "bubblewrap" and "pids_method" in settings:
+        opts["pids_method"] = settings["pids_method"]
     opts.update(kwargs)
     return SandboxedShell(backend=backend, **opts)
