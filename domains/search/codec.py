@@ -30,6 +30,12 @@ aliases (``store``/``save``/``put`` → ``set``, ``read``/``recall`` → ``get``
 web agents' calls (``{"name": "search", "arguments": {"query": [...]}}`` and ``{"name": "visit",
 "arguments": {"url": ... , "goal": "..."}}``) are among these shapes.
 
+The parsed :class:`SearchAction` keeps the text it was read from, and ``render`` gives that text back
+unchanged while the action still says what it says (``render(parse(text)) == text`` byte for byte: a
+Qwen agent's ``search`` call stays a ``search`` call, AgentWorldBench's ``urls`` stays ``urls``); an action
+built or changed in code renders in the canonical form above. :meth:`SearchActionCodec.canonical` gives the
+canonical text of any accepted shape.
+
 Observations: three layouts (``render`` writes each, ``parse`` reads them all back)
 ----------------------------------------------------------------------------------
 Which layout a trajectory uses follows from the tool list its system prompt declares
@@ -112,10 +118,12 @@ keeps this layout with the tools' fixed "could not be accessed" evidence; a page
 ``[Search] Invalid request format: ...``, ``[Visit] Invalid request format: ...``, ``[visit] Failed to read
 page``, ``Google search Timeout, ...``. Memory replies and ``Error:`` lines are the same in both layouts.
 
-``render(parse(text)) == text`` byte for byte for every Qwen-layout text ``parse`` accepts (spacing is
-recorded), and for awctl-layout texts ``render`` writes. ``normalize`` maps both layouts to a form where
-trailing spaces, blank-line runs and the Qwen layout's optional spacing (blank line before a snippet,
-label text on the same line) no longer matter.
+``render(parse(text)) == text`` byte for byte for every text ``parse`` accepts, in any layout: a parsed
+observation carries its text, and the Qwen layout also records its spacing, so an observation changed in
+code keeps the source's spacing. ``canonical`` writes an accepted text in its layout's own form (the awctl
+layout's tolerated surrounding blank lines and trailing spaces dropped). ``normalize`` maps both layouts
+to a form where trailing spaces, blank-line runs and the Qwen layout's optional spacing (blank line before
+a snippet, label text on the same line) no longer matter.
 
 **AgentWorldBench layout** (the ``web_search``, ``web_extractor`` and ``dict_memory`` tools of
 AgentWorldBench's search domain). The release's search prompt (``prompts/search/system_prompt.txt``) was not
@@ -173,7 +181,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from awctl.domain import ActionCodec, ObservationCodec
@@ -224,10 +232,14 @@ _OP_ALIASES = {
 
 @dataclass(frozen=True)
 class SearchAction:
-    """A tool call: ``name`` is one of :data:`TOOLS`; ``arguments`` is canonical (see module docstring)."""
+    """A tool call: ``name`` is one of :data:`TOOLS`; ``arguments`` is canonical (see module docstring).
+
+    ``text`` is the text the action was parsed from (``None`` for one built in code); it takes no part in
+    equality, and ``render`` writes it back only while it still parses to this action."""
 
     name: str
     arguments: dict[str, Any]
+    text: str | None = field(default=None, compare=False, repr=False)
 
 
 # ── actions ──────────────────────────────────────────────────────────────────────────────────────────
@@ -283,7 +295,7 @@ class SearchActionCodec(ActionCodec):
                 ) from None
         if not isinstance(args, dict):
             raise CodecError(f"must be an object, got {type(args).__name__}", where="action.arguments")
-        return SearchAction(tool, getattr(self, f"_args_{tool}")(dict(args)))
+        return SearchAction(tool, getattr(self, f"_args_{tool}")(dict(args)), text)
 
     @staticmethod
     def _reject_extra(args: dict[str, Any], allowed: set[str], tool: str) -> None:
@@ -394,7 +406,19 @@ class SearchActionCodec(ActionCodec):
         return {"action": canonical, "key": key}
 
     def render(self, action: SearchAction) -> str:
+        """The text ``action`` was parsed from while it still says the same, else the canonical text."""
+        if action.text is not None:
+            try:
+                if self.parse(action.text) == action:
+                    return action.text
+            except CodecError:
+                pass
         return json.dumps({"name": action.name, "arguments": action.arguments}, ensure_ascii=False)
+
+    def canonical(self, text: str) -> str:
+        """The canonical text (see the module docstring) of an action written in any accepted shape;
+        raises :class:`CodecError` like :meth:`parse`."""
+        return self.render(replace(self.parse(text), text=None))
 
     def family(self, text: str) -> str:
         try:
@@ -441,6 +465,13 @@ class SearchObservationCodec(ObservationCodec):
     """
 
     def render(self, observation: Observation) -> str:
+        source = getattr(observation, "text", None)
+        if source is not None:  # parsed from text: that text, while the observation still says the same
+            try:
+                if self._parse(source) == observation:
+                    return source
+            except CodecError:
+                pass
         if isinstance(observation, ErrorReply):
             return observation.message if observation.verbatim else f"Error: {observation.message}"
         if isinstance(observation, VisitReport) or (
@@ -487,6 +518,15 @@ class SearchObservationCodec(ObservationCodec):
         raise TypeError(f"not a search-domain observation: {observation!r}")
 
     def parse(self, text: str) -> Observation:
+        """The observation ``text`` holds, carrying ``text`` itself (so ``render`` gives it back)."""
+        return replace(self._parse(text), text=text)
+
+    def canonical(self, text: str) -> str:
+        """``text`` rendered in its layout's own form (awctl layout: surrounding blank lines and spaces that
+        parsing tolerates dropped); raises :class:`CodecError` like :meth:`parse`."""
+        return self.render(self._parse(text))
+
+    def _parse(self, text: str) -> Observation:
         qwen = parse_qwen(text.lstrip("\n"))
         if qwen is not None:
             return qwen

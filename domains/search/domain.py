@@ -89,11 +89,12 @@ class SearchDomain(Domain):
         return list(FAULTS)
 
     # AgentWorldBench bodies are the tool-call JSON and the tool output text. Actions in any accepted
-    # shape become canonical; observations that parse are re-rendered (byte-identical in the Qwen layout
-    # those rows use); anything else passes through unchanged so a conversion never loses text.
+    # shape become canonical, observations that parse are written in their layout's own form (the codecs'
+    # ``canonical``; byte-identical in the Qwen layout those rows use); anything else passes through
+    # unchanged, and the row converter keeps every body the hooks changed, so a conversion never loses text.
     def from_awb_action(self, body: str) -> str:
         try:
-            return self.action_codec.render(self.action_codec.parse(body))
+            return self.action_codec.canonical(body)
         except CodecError:
             return body
 
@@ -102,7 +103,7 @@ class SearchDomain(Domain):
 
     def from_awb_observation(self, body: str) -> str:
         try:
-            return self.observation_codec.render(self.observation_codec.parse(body))
+            return self.observation_codec.canonical(body)
         except CodecError:
             return body
 

@@ -116,7 +116,7 @@ def _episode(obj: dict[str, Any], where: str, default_id: str) -> Trajectory:
                 calls = [{"id": None, "function": msg["function_call"]}]
             for j, call in enumerate(calls):
                 try:
-                    action = _CODEC.render(_CODEC.parse(json.dumps(call)))
+                    action = _CODEC.canonical(json.dumps(call))
                 except CodecError as exc:
                     raise InputError(f"{at}.tool_calls[{j}]: {exc.message}", hint=exc.hint) from None
                 if call.get("id") is None:
@@ -223,7 +223,7 @@ def _react_episode(obj: dict[str, Any], where: str, default_id: str) -> Trajecto
             except json.JSONDecodeError as exc:
                 raise InputError(f"{at}: <tool_call> is not JSON ({exc.msg})") from None
             try:
-                action: str | None = _CODEC.render(_CODEC.parse(call.group(1)))
+                action: str | None = _CODEC.canonical(call.group(1))
             except CodecError as exc:
                 if isinstance(name, str) and "unknown tool" in exc.message:
                     action = None  # another tool of the agent (code, scholar...): not a search-domain turn

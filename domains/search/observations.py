@@ -3,6 +3,11 @@
 Fields that only one layout writes have defaults, so code building an awctl-layout observation never
 names them. Fields marked *style* record how a Qwen-layout text was spaced, so that rendering a parsed
 text gives it back byte for byte; they carry no meaning and ``normalize`` ignores them.
+
+Every whole observation (the classes of :data:`Observation`) also has ``text``: the text the codec parsed
+it from (``None`` for one built in code). It takes no part in equality; the codec's ``render`` gives it
+back while the observation still equals what that text parses to, so any text the codec accepts renders
+back byte for byte, and a changed observation (``dataclasses.replace``) renders in the layout's own form.
 """
 
 from __future__ import annotations
@@ -62,6 +67,7 @@ class SearchResults:
     blocks: tuple[QueryBlock, ...]
     block_numbers: tuple[int, ...] = ()
     layout: Layout = "awctl"
+    text: str | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -73,6 +79,7 @@ class PageExtract:
     date: str
     body: str
     goal: str | None = None
+    text: str | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -101,6 +108,7 @@ class VisitReport:
     """A Qwen-layout visit answer: one :class:`VisitPage` per requested URL."""
 
     pages: tuple[VisitPage, ...]
+    text: str | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -111,6 +119,7 @@ class MemoryReply:
     key: str | None = None
     value: str | None = None
     keys: tuple[str, ...] = field(default_factory=tuple)
+    text: str | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -119,6 +128,7 @@ class ErrorReply:
 
     message: str
     verbatim: bool = False
+    text: str | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -141,6 +151,7 @@ class ExtractedPages:
     """An AgentWorldBench web_extractor answer: one :class:`ExtractedPage` per requested URL, in order."""
 
     pages: tuple[ExtractedPage, ...]
+    text: str | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -156,6 +167,7 @@ class DictMemoryReply:
     indent: int | None = None
     ensure_ascii: bool = False
     compact: bool = False
+    text: str | None = field(default=None, compare=False, repr=False)
 
     @property
     def status(self) -> str:

@@ -195,3 +195,70 @@ def test_memory_replies_roundtrip_any_key_and_value(key: str, value: str) -> Non
 def test_canonical_action_json_is_what_tasks_write() -> None:
     assert json.loads(search("a"))["arguments"] == {"queries": ["a"]}
     assert A.render(A.parse(memory("list"))) == memory("list")
+
+
+@pytest.mark.parametrize(
+    ("text", "canonical"),
+    [
+        (  # a Qwen agent's call stays a search call with "query"
+            '{"name": "search", "arguments": {"query": ["assert statement"]}}',
+            '{"name": "web_search", "arguments": {"queries": ["assert statement"]}}',
+        ),
+        (  # AgentWorldBench's urls list stays a urls list
+            '{"name": "web_extractor", "arguments": {"urls": ["https://a.org/p"], "goal": "g"}}',
+            '{"name": "web_extractor", "arguments": {"url": "https://a.org/p", "goal": "g"}}',
+        ),
+        (
+            '{\r"name": "memory", "arguments": {"op": "keys"}}\n',
+            '{"name": "memory", "arguments": {"op": "list"}}',
+        ),
+        (
+            '<tool_call>\n{"name": "visit", "arguments": {"url": "https://a.org/", "goal": "x"}}\n</tool_call>',
+            '{"name": "web_extractor", "arguments": {"url": "https://a.org/", "goal": "x"}}',
+        ),
+    ],
+)
+def test_an_accepted_action_renders_back_as_written_and_canonical_gives_the_canonical_form(
+    text: str, canonical: str
+) -> None:
+    assert A.render(A.parse(text)) == text
+    assert A.canonical(text) == canonical
+    assert A.parse(text) == A.parse(canonical)
+
+
+def test_an_action_changed_in_code_renders_in_the_canonical_form() -> None:
+    from dataclasses import replace
+
+    parsed = A.parse('{"name": "search", "arguments": {"query": ["a"]}}')
+    changed = replace(parsed, arguments={"queries": ["b"]})
+    assert A.render(changed) == '{"name": "web_search", "arguments": {"queries": ["b"]}}'
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Error: rate limited\n",
+        "\nMemory: 0 keys.\n\n",
+        "Query 1: a\nResults: 1\n\n[1] https://a.org/\nTitle: t   \nSnippet: s\nDate: 2020-01-01\n",
+        '## Page 1: https://a.org/\n\n# A\n\nbody\n',
+    ],
+)
+def test_an_accepted_observation_renders_back_byte_for_byte(text: str) -> None:
+    parsed = OBS.parse(text)
+    assert OBS.render(parsed) == text
+    assert OBS.canonical(text) == OBS.render(OBS.parse(OBS.canonical(text)))  # the layout's own form
+    assert OBS.canonical(text) != text and OBS.parse(OBS.canonical(text)) == parsed
+
+
+_STARTS = ["Error: ", "Memory: ", 'Memory: value of "k":\n', "Query 1: ", "URL: ", "## Page 1: ", "{",
+           "A Google search for '", "The useful information in ", 'Search results for "', "\n"]  # fmt: skip
+
+
+@given(st.sampled_from(_STARTS), st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=80))
+def test_any_accepted_observation_text_round_trips(start: str, rest: str) -> None:
+    text = start + rest
+    try:
+        parsed = OBS.parse(text)
+    except CodecError:
+        return
+    assert OBS.render(parsed) == text
