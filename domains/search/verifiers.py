@@ -5,6 +5,13 @@ prediction as well as a recording) and returns ``None`` when it does not apply t
 observations (``Error: ...``: rate limits, timeouts, 404s, and the Qwen tools' own failure texts) are
 legitimate answers to any action and are left alone by every check except ``observation_parses``.
 
+Whether a check applies is decided from the turn's action and the trajectory, not from the candidate
+alone: a check about search results applies to a ``web_search`` call, one about pages to a
+``web_extractor`` call, ``memory_replay`` to a memory call. Where it applies, a candidate that is neither
+the kind of observation that tool returns nor an error reply (text that does not parse, a page where
+results were due) fails the check, with the expected kind named (:func:`_lacks`); it is not let off as
+"does not apply", so text the verifiers cannot read earns no credit.
+
 Every expectation comes from the trajectory: the layout from the tool list its system prompt declares
 (:mod:`awctl_domains.search.toolsets`), or, where the tool list names none, from the layout the
 observations are written in and the layout of the earlier ones; consistency from earlier results and
@@ -126,6 +133,35 @@ def _typed(ctx: TurnContext, kind: type) -> Any:
     return obs if isinstance(obs, kind) else None
 
 
+_KIND_WORDS = {
+    "web_search": "search results (one block per query)",
+    "web_extractor": "the page(s) the call read",
+    "memory": "a 'Memory:' reply",
+    "dict_memory": "a dict_memory JSON reply",
+}
+
+
+def _lacks(ctx: TurnContext, check: str, tools: tuple[str, ...]) -> VerifyResult | None:
+    """The failure of ``check`` when the turn's action calls one of ``tools`` (so the trajectory says what
+    kind of observation answers it) and the candidate is neither that kind nor an error reply; ``None``
+    when the check does not apply to the call or the candidate has the expected kind."""
+    action = _action(ctx)
+    if _tools(ctx).abstain or action is None or action.name not in tools:
+        return None
+    obs = _observation(ctx)
+    if isinstance(obs, (ErrorReply, *_EXPECTED_KIND[action.name])):
+        return None
+    if isinstance(obs, CodecError):
+        where = obs.where.replace("observation ", "") if obs.where else "line 1"
+        got = f"{where}: {obs.message}"
+    else:
+        got = f"line 1: a {type(obs).__name__} observation"
+    return VerifyResult(
+        check, False, f"{got}; expected {_KIND_WORDS[action.name]} answering the {action.name} call, or an "
+        "'Error: ...' reply",
+    )  # fmt: skip
+
+
 def _line(text: str, needle: str, start: int = 0) -> int | None:
     """The 1-based line of ``text`` where ``needle`` first occurs at or after ``start``."""
     at = text.find(needle, start)
@@ -219,7 +255,7 @@ def _where(text: str, obs: SearchResults, b: int, n: int) -> str:
 def search_numbering(ctx: TurnContext) -> VerifyResult | None:
     obs = _typed(ctx, SearchResults)
     if obs is None:
-        return None
+        return _lacks(ctx, "search_numbering", ("web_search",))
     if obs.layout == "awctl" and list(obs.block_numbers) != list(range(1, len(obs.blocks) + 1)):
         return VerifyResult("search_numbering", False, f"query blocks numbered {list(obs.block_numbers)}")
     for b, block in enumerate(obs.blocks, 1):
@@ -265,7 +301,7 @@ def _top_k(ctx: TurnContext, obs: SearchResults) -> int | None:
 def search_result_count(ctx: TurnContext) -> VerifyResult | None:
     obs, action = _typed(ctx, SearchResults), _action(ctx)
     if obs is None:
-        return None
+        return _lacks(ctx, "search_result_count", ("web_search",))
     k = _top_k(ctx, obs)
     for b, block in enumerate(obs.blocks, 1):
         if block.notice is None and block.declared is not None and block.declared != len(block.results):
@@ -307,7 +343,7 @@ def search_result_count(ctx: TurnContext) -> VerifyResult | None:
 def search_fields_present(ctx: TurnContext) -> VerifyResult | None:
     obs = _typed(ctx, SearchResults)
     if obs is None:
-        return None
+        return _lacks(ctx, "search_fields_present", ("web_search",))
     for b, block in enumerate(obs.blocks, 1):
         for n, r in enumerate(block.results, 1):
             if obs.layout == "qwen":
@@ -353,7 +389,7 @@ def urls_valid(ctx: TurnContext) -> VerifyResult | None:
     elif isinstance(obs, ExtractedPages):
         urls = [p.url for p in obs.pages]
     else:
-        return None
+        return _lacks(ctx, "urls_valid", ("web_search", "web_extractor"))
     bad = [u for u in urls if not _url_ok(u)]
     if not bad:
         return VerifyResult("urls_valid", True)
@@ -430,7 +466,7 @@ def dates_valid(ctx: TurnContext) -> VerifyResult | None:
     elif isinstance(obs, PageExtract):
         dates, ok = [obs.date], _date_ok
     else:
-        return None
+        return _lacks(ctx, "dates_valid", ("web_search", "web_extractor"))
     bad = [d for d in dates if not ok(d)]
     if not bad:
         return VerifyResult("dates_valid", True)
@@ -449,8 +485,10 @@ def extract_matches_action(ctx: TurnContext) -> VerifyResult | None:
         return None
     obs, action = _observation(ctx), _action(ctx)
     kinds = (PageExtract, VisitReport, ExtractedPages)
-    if action is None or action.name != "web_extractor" or not isinstance(obs, kinds):
+    if action is None or action.name != "web_extractor":
         return None
+    if not isinstance(obs, kinds):
+        return _lacks(ctx, "extract_matches_action", ("web_extractor",))
     asked = action.arguments["url"]
     goal = action.arguments.get("goal")
     if isinstance(obs, PageExtract):
@@ -534,6 +572,21 @@ def _contradiction(ctx: TurnContext, url: str, page_text: str, page_line: int) -
     return None
 
 
+def _reads_listed(ctx: TurnContext) -> bool:
+    """Whether the turn's web_extractor call reads a page an earlier search listed, in a trajectory whose
+    pages are awctl or AgentWorldBench pages (a Qwen visit report is an LLM's summary: nothing to hold
+    against a snippet)."""
+    action = _action(ctx)
+    if action is None or action.name != "web_extractor":
+        return False
+    layouts, _ = _expected_layouts(ctx)
+    if layouts is not None and not layouts - {"qwen"}:
+        return False
+    asked = action.arguments["url"]
+    listed = earlier_results(ctx)
+    return any(u in listed or u.split("#", 1)[0] in listed for u in (asked if isinstance(asked, list) else [asked]))
+
+
 @verifier(
     "extract_consistent_with_search",
     "a page read after a search does not contradict that result's snippet; awctl pages also keep its title "
@@ -556,7 +609,7 @@ def extract_consistent_with_search(ctx: TurnContext) -> VerifyResult | None:
                 return bad
         return VerifyResult("extract_consistent_with_search", True)
     if not isinstance(obs, PageExtract):
-        return None
+        return _lacks(ctx, "extract_consistent_with_search", ("web_extractor",)) if _reads_listed(ctx) else None
     earlier = earlier_results(ctx).get(obs.url)
     if not earlier:
         return None
@@ -592,7 +645,7 @@ def extract_consistent_with_search(ctx: TurnContext) -> VerifyResult | None:
 def search_results_consistent(ctx: TurnContext) -> VerifyResult | None:
     obs = _typed(ctx, SearchResults)
     if obs is None:
-        return None
+        return _lacks(ctx, "search_results_consistent", ("web_search",))
     earlier = earlier_results(ctx)
     current: dict[str, Any] = {}
     for b, block in enumerate(obs.blocks, 1):
@@ -753,14 +806,14 @@ def memory_replay(ctx: TurnContext) -> VerifyResult | None:
         return None
     obs = _observation(ctx)
     known = _replay(ctx, action.name)
+    if not isinstance(obs, (DictMemoryReply, MemoryReply)):
+        return _lacks(ctx, "memory_replay", ("memory", "dict_memory"))
     if action.name == "dict_memory":
         return (
             _dict_memory_check(ctx, known, action.arguments, obs)
             if isinstance(obs, DictMemoryReply)
-            else None
+            else _lacks(ctx, "memory_replay", ("dict_memory",))
         )
-    if isinstance(obs, ErrorReply):
-        return None
     reply = _memory_expected(known, action.arguments)
     if reply is None:
         return None
