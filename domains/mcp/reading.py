@@ -9,6 +9,11 @@ since a harness may print an exception where it dumps results); when plain text 
 is (a tool's own JSON output now and then does not make results of a text trajectory). With no other
 turns, awctl's own action schema in the system prompt establishes JSON-RPC responses. Otherwise nothing is
 established and form checks abstain.
+
+Where a JSON family is established, a candidate without that structure (:func:`form_problem`: text that
+is not JSON, broken JSON, another family's form) fails every check that applies to the turn, naming the
+expected form -- except an exception's message where results are dumped (``Error: ...``, ``McpError: ...``,
+a traceback), the one kind of plain text a harness writes there.
 """
 
 from __future__ import annotations
@@ -117,6 +122,40 @@ def json_problem(text: str) -> str | None:
         json.loads(body)
     except json.JSONDecodeError as exc:
         return f"line {exc.lineno} column {exc.colno}: not valid JSON ({exc.msg})"
+    return None
+
+
+# The message of an exception a harness printed instead of dumping a result (never random text: it opens
+# with an error word).
+_ERROR_TEXT = re.compile(
+    r"\A\s*(?:(?:MCP\s+)?[\w.]*(?:error|exception)\b|traceback\b|failed\b|failure\b)", re.IGNORECASE
+)
+
+
+def form_problem(ctx: TurnContext) -> str | None:
+    """Why the candidate lacks the observation structure the trajectory's other turns establish (a JSON
+    family, see :func:`established_family`), or ``None`` when it has it, is an exception's message where
+    results are dumped, or nothing is established (plain-text trajectories, turns that disagree)."""
+    family = family_of(ctx)
+    if family in (None, "text"):
+        return None
+    obs = view(ctx).obs
+    others = f"the other observations of this trajectory are {FAMILY_WORDS[family]}"
+    expected = "expected " + (
+        "a CallToolResult object (or a JSON-RPC error object)" if family == "result" else FORM_WORDS[family]
+    )
+    if obs is None:
+        return f"{ctx.state.get('problem')}; {others}: {expected}"
+    if obs.form == "text":
+        problem = json_problem(ctx.observation)
+        if problem:
+            return f"{problem}; {others}: {expected}"
+        if family != "envelope" and _ERROR_TEXT.match(ctx.observation):
+            return None
+        first = ctx.observation.strip().split("\n", 1)[0]
+        return f"line 1: plain text ({first[:40]!r}) where {others}: {expected}"
+    if FAMILIES[obs.form] != family:
+        return f"{FORM_WORDS[obs.form]} where {others}: {expected}"
     return None
 
 

@@ -4,8 +4,11 @@ What a verifier expects comes from the system prompt's declared tools (names, ``
 ``outputSchema``; see :mod:`.tools`), from the observation form the trajectory's other turns use (see
 :mod:`.reading`) and from the tool's other results in the trajectory. A verifier returns ``None`` (abstains)
 where the trajectory does not establish what it would check -- an action that does not parse (the
-``action_parse`` check reports it), a plain-text observation (which carries no error flag or structure),
-a trajectory whose system prompt declares no tools. A failure names the field or line and what was expected.
+``action_parse`` check reports it), a trajectory of plain text (which carries no error flag or structure),
+a trajectory whose system prompt declares no tools, arguments that satisfy the schema. Whether a check
+applies is decided from the action and the trajectory; where it applies and the trajectory establishes a
+JSON form, a candidate without that structure (:func:`.reading.form_problem`) fails it, so text the
+verifiers cannot read earns no credit. A failure names the field or line and what was expected.
 """
 
 from __future__ import annotations
@@ -18,12 +21,11 @@ from typing import Any
 
 from awctl.domain import TurnContext, Verifier, VerifyResult, verifier
 
-from .codec import ACTION_SCHEMA, BLOCK_TYPES, FAMILIES
+from .codec import ACTION_SCHEMA, BLOCK_TYPES
 from .reading import (
-    FAMILY_WORDS,
-    FORM_WORDS,
     block_kinds,
     family_of,
+    form_problem,
     json_problem,
     other_turns,
     structured_of,
@@ -84,29 +86,19 @@ def check_envelope(ctx: TurnContext) -> VerifyResult | None:
         return None
     family = family_of(ctx)
     obs = turn.obs
+    problem = form_problem(ctx)
+    if problem:
+        if family == "envelope" and obs is not None and obs.form == "text" and not json_problem(ctx.observation):
+            return _fail(
+                name,
+                "line 1: plain text where the other observations of this trajectory are JSON-RPC responses: "
+                f'expected {{"jsonrpc": "2.0", "id": {json.dumps(turn.call.id)}, "result": ...}}',
+            )
+        return _fail(name, problem)
     if obs is None:
         return _fail(name, f"not a valid JSON-RPC response: {ctx.state.get('problem')}")
     if obs.form == "text":
-        if family in (None, "text"):
-            return None  # plain text is a form of its own: nothing to check here
-        problem = json_problem(ctx.observation)
-        if problem:
-            return _fail(
-                name, f"{problem}; the other observations of this trajectory are {FAMILY_WORDS[family]}"
-            )
-        if family == "envelope":
-            return _fail(
-                name,
-                "plain text where the other observations of this trajectory are JSON-RPC responses: expected "
-                f'{{"jsonrpc": "2.0", "id": {json.dumps(turn.call.id)}, "result": ...}}',
-            )
-        return None  # a harness may print an exception's text beside dumped results
-    if family not in (None, "text") and FAMILIES[obs.form] != family:
-        return _fail(
-            name,
-            f"{FORM_WORDS[obs.form]} where the other observations of this trajectory are "
-            f"{FAMILY_WORDS[family]}",
-        )
+        return None  # plain text is a form of its own (or an exception's message): nothing to check here
     if obs.form != "envelope":
         return VerifyResult(name, True)
     env = obs.value
@@ -165,6 +157,9 @@ def _block_problem(i: int, block: Any) -> str | None:
 )
 def check_content_blocks(ctx: TurnContext) -> VerifyResult | None:
     name = "mcp.content_blocks"
+    problem = form_problem(ctx)
+    if problem:
+        return _fail(name, problem)
     obs = view(ctx).obs
     if obs is None or obs.form not in ("envelope", "result", "blocks"):
         return None
@@ -198,7 +193,12 @@ def check_content_blocks(ctx: TurnContext) -> VerifyResult | None:
 @verifier("mcp.unknown_tool", "calling a tool the system prompt does not declare yields an error")
 def check_unknown_tool(ctx: TurnContext) -> VerifyResult | None:
     call, obs, tools = view(ctx).call, view(ctx).obs, tools_of(ctx)
-    if call is None or obs is None or tools is None or call.name in tools or obs.is_error is None:
+    if call is None or tools is None or call.name in tools:
+        return None
+    problem = form_problem(ctx)
+    if problem:
+        return _fail("mcp.unknown_tool", f"{problem}, an error for the undeclared tool {call.name!r}")
+    if obs is None or obs.is_error is None:
         return None
     if obs.is_error:
         return VerifyResult("mcp.unknown_tool", True)
@@ -258,17 +258,18 @@ def _strict_validation_established(ctx: TurnContext, tools: dict[str, dict[str, 
 def check_arguments_schema(ctx: TurnContext) -> VerifyResult | None:
     name = "mcp.arguments_schema"
     call, obs, tools = view(ctx).call, view(ctx).obs, tools_of(ctx)
-    if call is None or obs is None or tools is None or call.name not in tools:
+    if call is None or tools is None or call.name not in tools:
         return None
     schema = tools[call.name].get("inputSchema")
     if not isinstance(schema, dict):
         return None
     errors, problem = schema_errors(schema, call.arguments)
+    if problem or not errors:
+        return None  # a broken declaration holds the server to nothing; valid arguments may get any answer
+    problem = form_problem(ctx)
     if problem:
-        return None  # the declaration itself is broken: nothing to hold the server to
-    if not errors:
-        return VerifyResult(name, True)
-    if obs.is_error is None:
+        return _fail(name, f"{problem}, an error for the invalid arguments")
+    if obs is None or obs.is_error is None:
         return None
     if obs.is_error:
         return VerifyResult(name, True)
@@ -290,11 +291,16 @@ def check_arguments_schema(ctx: TurnContext) -> VerifyResult | None:
 def check_output_schema(ctx: TurnContext) -> VerifyResult | None:
     name = "mcp.output_schema"
     call, obs, tools = view(ctx).call, view(ctx).obs, tools_of(ctx)
-    if call is None or obs is None or tools is None or call.name not in tools:
+    if call is None or tools is None or call.name not in tools:
         return None
     schema = tools[call.name].get("outputSchema")
-    result = obs.result
-    if not isinstance(schema, dict) or result is None or obs.is_error is not False:
+    if not isinstance(schema, dict):
+        return None
+    problem = form_problem(ctx)
+    if problem:
+        return _fail(name, problem)
+    result = obs.result if obs is not None else None
+    if result is None or obs.is_error is not False:  # type: ignore[union-attr]
         return None
     if result.get("structuredContent") is None:
         return _fail(name, f"result.structuredContent: missing, but {call.name} declares an outputSchema")
@@ -326,11 +332,16 @@ def _describe(keys: frozenset[str] | None, kinds: frozenset[str]) -> str:
 def check_consistent_shape(ctx: TurnContext) -> VerifyResult | None:
     name = "mcp.consistent_shape"
     call, obs, tools = view(ctx).call, view(ctx).obs, tools_of(ctx) or {}
-    result = obs.result if obs is not None else None
-    if call is None or result is None or obs.is_error is not False:  # type: ignore[union-attr]
+    if call is None:
         return None
     earlier = [v for v in successes_of(ctx, call.name) if v.index < ctx.index]
     if not earlier:
+        return None
+    problem = form_problem(ctx)
+    if problem:
+        return _fail(name, problem)
+    result = obs.result if obs is not None else None
+    if result is None or obs.is_error is not False:  # type: ignore[union-attr]
         return None
     keys, kinds = _shape(result)
     past = [_shape(v.obs.result) for v in earlier]  # type: ignore[union-attr,arg-type]
@@ -460,6 +471,11 @@ def _first_difference(a: Any, b: Any, path: str = "") -> str:
 def check_structured_text_agrees(ctx: TurnContext) -> VerifyResult | None:
     name = "mcp.structured_text_agrees"
     turn = view(ctx)
+    if turn.call is None:
+        return None
+    problem = form_problem(ctx)
+    if problem:
+        return _fail(name, problem)
     result = turn.obs.result if turn.obs is not None else None
     structured = structured_of(result)
     if structured is None or turn.call is None or turn.obs.is_error:  # type: ignore[union-attr]
@@ -511,8 +527,13 @@ def check_structured_text_agrees(ctx: TurnContext) -> VerifyResult | None:
 def check_result_fits_tool(ctx: TurnContext) -> VerifyResult | None:
     name = "mcp.result_fits_tool"
     call, obs, tools = view(ctx).call, view(ctx).obs, tools_of(ctx) or {}
+    if call is None:
+        return None
+    problem = form_problem(ctx)
+    if problem:
+        return _fail(name, problem)
     result = obs.result if obs is not None else None
-    if call is None or result is None or obs.is_error is not False:  # type: ignore[union-attr]
+    if result is None or obs.is_error is not False:  # type: ignore[union-attr]
         return None
     structured = result.get("structuredContent")
 
@@ -578,6 +599,9 @@ def check_result_fits_tool(ctx: TurnContext) -> VerifyResult | None:
     "mcp.error_explained", "an error result carries at least one non-empty text block saying what failed"
 )
 def check_error_explained(ctx: TurnContext) -> VerifyResult | None:
+    problem = form_problem(ctx)
+    if problem:
+        return _fail("mcp.error_explained", problem)
     obs = view(ctx).obs
     result = obs.result if obs is not None else None
     if result is None or result.get("isError") is not True:

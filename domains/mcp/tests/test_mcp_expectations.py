@@ -81,7 +81,26 @@ def test_the_form_comes_from_the_other_turns() -> None:
 def test_plain_text_that_starts_with_a_bracket_is_not_broken_json() -> None:
     traj = trajectory(LOG, [LOG_TOOL])
     for text in ("[FILE] a.txt\n[DIR] docs", "[1] first hit", "{not json at all}"):
-        assert "mcp.envelope" not in verdicts(traj, 1, text)
+        got = verdicts(traj, 1, text)["mcp.envelope"]
+        # plain text where results are dumped: the wrong form, not a result whose JSON broke
+        assert not got.ok and "plain text" in got.message and "not valid JSON" not in got.message
+
+
+@pytest.mark.parametrize(
+    "text", ["Error: connection reset", "McpError: Connection closed", "MCP error -32001: Request timed out",
+             "Traceback (most recent call last):\n  File ...", "ValueError: bad path"],
+)  # fmt: skip
+def test_an_exception_message_beside_dumped_results_is_no_form_failure(text: str) -> None:
+    traj = trajectory(LOG, [LOG_TOOL])
+    assert not any(not r.ok for r in run_verifiers(DOMAIN, traj, 1, text)), text
+
+
+def test_text_without_the_established_form_fails_every_check_that_applies() -> None:
+    traj = trajectory(LOG, [LOG_TOOL])
+    got = verdicts(traj, 1, "commit history two commits 1f0e 9ab2")
+    assert {"mcp.envelope", "mcp.content_blocks", "mcp.result_fits_tool", "mcp.error_explained"} <= set(got)
+    for result in got.values():
+        assert not result.ok and "expected a CallToolResult object" in result.message, result
 
 
 def test_a_few_json_looking_outputs_do_not_turn_a_text_trajectory_into_results() -> None:

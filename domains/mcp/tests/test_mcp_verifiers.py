@@ -137,7 +137,9 @@ def test_unparseable_observation_fails_envelope(recorded: dict[str, Trajectory])
     traj = recorded[NOTES]
     results = {r.check: r for r in run_verifiers(DOMAIN, traj, 0, "Error: file not found")}
     assert not results["mcp.envelope"].ok
-    assert "mcp.content_blocks" not in results  # nothing to check beyond the failed envelope
+    # a trajectory of JSON-RPC responses: plain text lacks the structure every other check reads
+    assert not results["mcp.content_blocks"].ok
+    assert "expected a JSON-RPC response" in results["mcp.content_blocks"].message
 
 
 def test_schema_checks_skip_without_a_tool_list(recorded: dict[str, Trajectory]) -> None:
