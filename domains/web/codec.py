@@ -10,7 +10,10 @@ One or more BrowserGym high-level action calls, one per line (BrowserGym's "mult
 Each call is parsed with :mod:`ast` (never evaluated): a plain function name from :data:`ACTIONS`, positional
 and keyword arguments that are Python literals of the parameter's type. The canonical text writes required
 arguments positionally, optional arguments as keywords only when they differ from their default, and every
-literal with :func:`repr` (``click('12', button='right')``), one call per line.
+literal with :func:`repr` (``click('12', button='right')``), one call per line. ``parse`` returns the calls as
+a :class:`WebCalls` list that keeps the text it was read from, and ``render`` gives that text back byte for
+byte while the list is unchanged (``fill('21',  'x')`` stays as written); :meth:`WebActionCodec.canonical`
+gives the canonical text.
 
 Observations
 ------------
@@ -313,10 +316,30 @@ def parse_webarena(text: str) -> WebAction | None:
     return WebAction(m.group(1), tuple((f"arg{i}", a) for i, a in enumerate(args)), dialect="webarena")
 
 
-class WebActionCodec(ActionCodec):
-    """BrowserGym high-level action calls: ``parse`` gives a list of :class:`WebAction` (one per call)."""
+class WebCalls(list):  # type: ignore[type-arg]
+    """The calls of one action text, in order, with ``source``: the text they were read from.
 
-    def parse(self, text: str) -> list[WebAction]:
+    A plain list of :class:`WebAction` to every reader (equal to a list of the same calls); the source is
+    only used to render it back while the calls are still the ones read from it.
+    """
+
+    def __init__(self, calls: list[WebAction], source: str | None = None) -> None:
+        super().__init__(calls)
+        self.source = source
+        self._read = tuple(calls)
+
+    def source_if_unchanged(self) -> str | None:
+        return self.source if self.source is not None and tuple(self) == self._read else None
+
+
+class WebActionCodec(ActionCodec):
+    """BrowserGym high-level action calls: ``parse`` gives a :class:`WebCalls` list of :class:`WebAction`
+    (one per call) that remembers its text; ``render`` writes it back as read, ``canonical`` canonically."""
+
+    def parse(self, text: str) -> WebCalls:
+        return WebCalls(self._parse(text), text)
+
+    def _parse(self, text: str) -> list[WebAction]:
         if not isinstance(text, str):
             raise CodecError(f"an action must be text, got {type(text).__name__}")
         if not text.strip():
@@ -340,6 +363,17 @@ class WebActionCodec(ActionCodec):
         return [_call_from_node(node, f"line {node.lineno}") for node in tree.body]
 
     def render(self, action: WebAction | list[WebAction]) -> str:
+        """The text the calls were read from when ``action`` is an unchanged :meth:`parse` result (lossless),
+        else the canonical text (:meth:`canonical`)."""
+        if isinstance(action, WebCalls):
+            source = action.source_if_unchanged()
+            if source is not None:
+                return source
+        return self.canonical(action)
+
+    def canonical(self, action: WebAction | list[WebAction]) -> str:
+        """The canonical text: one call per line, required arguments positionally, optional ones as keywords
+        only when they differ from their default, literals as :func:`repr` writes them."""
         calls = [action] if isinstance(action, WebAction) else list(action)
         return "\n".join(render_call(a) for a in calls)
 

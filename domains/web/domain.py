@@ -96,7 +96,7 @@ class WebDomain(Domain):
         m = _FENCED.match(body) or _TAGGED.match(body)
         text = m.group(1) if m else body
         try:
-            return self.action_codec.render(self.action_codec.parse(text))
+            return self.action_codec.canonical(self.action_codec.parse(text))
         except CodecError:
             return body
 

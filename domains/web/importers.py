@@ -77,7 +77,7 @@ def _action_text(value: Any) -> str | None:
     if not isinstance(value, str) or not value.strip():
         return None
     try:
-        return _ACTIONS.render(_ACTIONS.parse(value))
+        return _ACTIONS.canonical(_ACTIONS.parse(value))
     except CodecError:
         return value
 

@@ -3,8 +3,11 @@
 Every expectation comes from the trajectory: the page before a turn is the previous turn's observation, or
 for the first turn the observation in the system prompt's initial state; the representation (accessibility
 tree, HTML, text) is the one the initial state uses. A verifier returns ``None`` (abstains) when the turn
-does not establish what it needs — no tree before or after, an action of another kind (or in WebArena's
-syntax), an error shown for the action, several calls in one action where the check needs one.
+does not establish what it needs — no tree before, an action of another kind (or in WebArena's syntax), an
+error shown for the action, several calls in one action where the check needs one. Where the initial state
+or the previous page is a BrowserGym tree, an observation with no tree at all (random text, prose, HTML; not
+an error-only page) fails every check that applies to the turn, naming the layout it expected, so text the
+verifiers cannot read earns no credit.
 
 * ``lines_parse`` — every line of a tree is a node line: in a block declared a tree (the codec raises), and
   in a block that starts like one where the initial state or the previous page shows BrowserGym trees.
@@ -134,6 +137,33 @@ def _ok(name: str) -> VerifyResult:
     return VerifyResult(name, True)
 
 
+def tree_expected(ctx: TurnContext) -> bool:
+    """The trajectory shows BrowserGym accessibility trees: the initial state's page or the previous one is
+    one."""
+    return any(o is not None and o.tree is not None for o in (observation_at(ctx, -1), previous(ctx)))
+
+
+def missing_tree(ctx: TurnContext, name: str) -> VerifyResult | None:
+    """A failure of ``name`` when the trajectory shows accessibility trees and this observation carries none
+    (random text, prose, a page in another form); ``None`` when it has one, shows only an error, or the
+    trajectory never showed a tree (nothing to expect)."""
+    try:
+        cur = CODEC.parse(ctx.observation)
+    except CodecError as exc:
+        if not tree_expected(ctx):
+            return None
+        return _fail(name, f"{exc.where + ': ' if exc.where else ''}{exc.message} (the earlier pages are "
+                           "BrowserGym accessibility trees)")
+    if cur.tree is not None or not tree_expected(ctx):
+        return None
+    if cur.error is not None and not any(b.kind == "text" for b in cur.blocks):
+        return None  # only an error (and headers) shown: nothing of the page to check
+    first = next((b.text.split("\n", 1)[0] for b in cur.blocks if b.kind == "text"), "")
+    return _fail(name, "expected a BrowserGym accessibility tree (RootWebArea 'title', then one tab-indented "
+                       "[bid] role 'name' node per line) as on the earlier pages; got no tree"
+                       + (f", starting {first[:60]!r}" if first else ""))
+
+
 def _where(node: AXNode) -> str:
     return f"line {node.line}"
 
@@ -150,9 +180,11 @@ def lines_parse(ctx: TurnContext) -> VerifyResult | None:
     try:
         obs = CODEC.parse(ctx.observation)
     except CodecError as exc:
-        return _fail("lines_parse", exc.message)
-    if not obs.problems:
+        return _fail("lines_parse", f"{exc.where + ': ' if exc.where else ''}{exc.message}")
+    if obs.tree is not None and not obs.problems:
         return _ok("lines_parse")
+    if not obs.problems:  # no tree at all: wrong where the trajectory shows trees, else nothing to check
+        return missing_tree(ctx, "lines_parse")
     # A block that starts like a tree but is not one: wrong only where the trajectory shows real trees.
     earlier = [observation_at(ctx, -1), previous(ctx)]
     if any(o is not None and o.tree is not None for o in earlier):
@@ -164,7 +196,7 @@ def lines_parse(ctx: TurnContext) -> VerifyResult | None:
 def indent_step(ctx: TurnContext) -> VerifyResult | None:
     obs = current(ctx)
     if obs is None or not obs.nodes:
-        return None
+        return missing_tree(ctx, "indent_step")
     nodes = obs.nodes
     if nodes[0].depth != 0:
         return _fail("indent_step", f"{_where(nodes[0])}: the tree's first line is indented {nodes[0].depth} tab(s), "
@@ -180,7 +212,7 @@ def indent_step(ctx: TurnContext) -> VerifyResult | None:
 def unique_bids(ctx: TurnContext) -> VerifyResult | None:
     obs = current(ctx)
     if obs is None or not obs.nodes:
-        return None
+        return missing_tree(ctx, "unique_bids")
     seen: dict[str, AXNode] = {}
     for node in obs.nodes:
         if node.bid is None:
@@ -195,8 +227,10 @@ def unique_bids(ctx: TurnContext) -> VerifyResult | None:
 def target_exists(ctx: TurnContext) -> VerifyResult | None:
     found = calls(ctx)
     prev, cur = previous(ctx), current(ctx)
-    if not found or not found[0].bids or prev is None or prev.tree is None or cur is None or cur.tree is None:
+    if not found or not found[0].bids or prev is None or prev.tree is None:
         return None
+    if cur is None or cur.tree is None:
+        return missing_tree(ctx, "target_exists")
     call = found[0]
     known = prev.by_bid()
     missing = [b for b in call.bids if b not in known]
@@ -222,7 +256,11 @@ def _value_text(node: AXNode) -> str | None:
 def fill_shows_value(ctx: TurnContext) -> VerifyResult | None:
     call = single_call(ctx)
     prev, cur = previous(ctx), current(ctx)
-    if call is None or call.name not in ("fill", "clear", "select_option") or cur is None or cur.error is not None:
+    if call is None or call.name not in ("fill", "clear", "select_option"):
+        return None
+    if cur is None or cur.tree is None:
+        return missing_tree(ctx, "fill_shows_value") if prev is not None and call.get("bid") in prev.by_bid() else None
+    if cur.error is not None:
         return None
     bid = call.get("bid")
     node = cur.by_bid().get(bid)
@@ -267,7 +305,7 @@ def _went_somewhere(prev: WebObservation, cur: WebObservation) -> bool:
 def navigation_changes_page(ctx: TurnContext) -> VerifyResult | None:
     call = single_call(ctx)
     prev, cur = previous(ctx), current(ctx)
-    if call is None or prev is None or cur is None or cur.error is not None or prev.url is None:
+    if call is None or prev is None or prev.url is None or (cur is not None and cur.error is not None):
         return None
     what = ""
     if call.name == "goto":
@@ -296,6 +334,9 @@ def navigation_changes_page(ctx: TurnContext) -> VerifyResult | None:
         what = f"a click on link [{node.bid}] to {href}"  # type: ignore[union-attr]
     else:
         return None
+    unreadable = missing_tree(ctx, "navigation_changes_page")
+    if unreadable is not None or cur is None:
+        return unreadable
     if not _went_somewhere(prev, cur):
         return _fail("navigation_changes_page", f"after {what} the page still shows URL {cur.url!r} and title "
                                                 f"{cur.title!r}, as before")
@@ -306,8 +347,11 @@ def navigation_changes_page(ctx: TurnContext) -> VerifyResult | None:
 def local_edit_scope(ctx: TurnContext) -> VerifyResult | None:
     call = single_call(ctx)
     prev, cur = previous(ctx), current(ctx)
-    if (call is None or call.name not in LOCAL_EDITS or prev is None or cur is None or cur.error is not None
-            or prev.tree is None or cur.tree is None):
+    if call is None or call.name not in LOCAL_EDITS or prev is None or prev.tree is None:
+        return None
+    if cur is None or cur.tree is None:
+        return missing_tree(ctx, "local_edit_scope") if prev.subtree(call.get("bid")) else None
+    if cur.error is not None:
         return None
     bid = call.get("bid")
     target = {n.bid for n in prev.subtree(bid) if n.bid is not None}
@@ -336,7 +380,7 @@ def local_edit_scope(ctx: TurnContext) -> VerifyResult | None:
 def tabs_consistent(ctx: TurnContext) -> VerifyResult | None:
     cur = current(ctx)
     if cur is None or cur.tabs is None:
-        return None
+        return missing_tree(ctx, "tabs_consistent")
     tabs = cur.tabs
     if [t.index for t in tabs] != list(range(len(tabs))):
         return _fail("tabs_consistent", f"tabs are numbered {[t.index for t in tabs]}, expected 0..{len(tabs) - 1}")
@@ -382,7 +426,9 @@ def _focused(obs: WebObservation) -> list[AXNode]:
 @verifier("focus_consistent", "at most one element is focused, and focus/fill/clear focus the acted-on one")
 def focus_consistent(ctx: TurnContext) -> VerifyResult | None:
     cur = current(ctx)
-    if cur is None or not cur.nodes or any(n.role == "Iframe" for n in cur.nodes):
+    if cur is None or not cur.nodes:
+        return missing_tree(ctx, "focus_consistent")
+    if any(n.role == "Iframe" for n in cur.nodes):
         return None  # frames have focus of their own
     focused = _focused(cur)
     if len(focused) > 1:
@@ -403,7 +449,7 @@ def focus_consistent(ctx: TurnContext) -> VerifyResult | None:
 def header_matches_tree(ctx: TurnContext) -> VerifyResult | None:
     cur = current(ctx)
     if cur is None or cur.root is None:
-        return None
+        return missing_tree(ctx, "header_matches_tree")
     tab = cur.active_tab
     title = tab.title if tab else cur.field_value("title", "page title")
     url = tab.url if tab else cur.url

@@ -194,10 +194,24 @@ def test_environment_layout_parses_to_what_was_rendered() -> None:
     ("fill('12', 'blue mug')\nclick('13')", "fill('12', 'blue mug')\nclick('13')"),
     ("fill('12', 'x'); click('13')  # then submit", "fill('12', 'x')\nclick('13')"),
 ])
-def test_actions_parse_to_their_canonical_text(text: str, canonical: str) -> None:
+def test_actions_parse_to_their_canonical_text_and_render_back_as_written(text: str, canonical: str) -> None:
     parsed = ACT.parse(text)
-    assert ACT.render(parsed) == canonical
+    assert ACT.canonical(parsed) == canonical
+    assert ACT.render(parsed) == text  # lossless: the text as read
     assert ACT.parse(canonical) == parsed
+
+
+@pytest.mark.parametrize("text", ["fill('21',  'x')", "scroll(0, 00)", "click(U'37')", "click('1')\n",
+                                  "scroll  [down]", "click('1') ;click('2')"])
+def test_accepted_action_text_renders_back_byte_for_byte(text: str) -> None:
+    assert ACT.render(ACT.parse(text)) == text
+
+
+def test_an_edited_parse_result_renders_canonically() -> None:
+    calls = ACT.parse("fill('21',  'x')")
+    calls[0] = WebAction("fill", (("bid", "21"), ("value", "y")))
+    assert ACT.render(calls) == "fill('21', 'y')"
+    assert ACT.render(list(ACT.parse("fill('21',  'x')"))) == "fill('21', 'x')"
 
 
 @pytest.mark.parametrize("text, canonical", [

@@ -66,7 +66,7 @@ def test_record_then_verify_end_to_end_in_the_real_browser(tmp_path: Path) -> No
                               "web/cross/report_damaged_order", "-o", str(out), "--json"))
     assert summary["passed"] == 2 and not summary["errors"], summary
     trajs = list(read_trajectories(out))
-    assert {t.id for t in trajs} == {"web-web/shop/cancel_order-r0", "web-web/cross/report_damaged_order-r0"}
+    assert {t.id for t in trajs} == {"web/shop/cancel_order-r0", "web/cross/report_damaged_order-r0"}
     report = json.loads(_cli("data", "verify", str(out), "--json"))
     assert report["failed"] == 0 and report["turns"] == 11, report["failures"]
 

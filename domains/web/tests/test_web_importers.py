@@ -55,8 +55,8 @@ def test_foreign_tree_layouts_and_html_are_kept_verbatim_and_verifiers_abstain()
     assert "[40] RootWebArea 'Forums' focused: True" in traj.turns[0].observation
     assert OBS.parse(traj.turns[0].observation).representation == "text"
     assert OBS.parse(traj.turns[1].observation).representation == "html"
-    for i in range(2):
-        assert [r.check for r in run_verifiers(DOMAIN, traj, i)] == ["lines_parse"]
+    for i in range(2):  # no BrowserGym tree anywhere in the trajectory: nothing to check
+        assert [r.check for r in run_verifiers(DOMAIN, traj, i)] == []
 
 
 def test_convert_cli_reads_step_logs_with_the_web_importer(tmp_path: Path) -> None:

@@ -138,13 +138,33 @@ def test_verifiers_abstain_without_what_they_need() -> None:
     page = "# Open tabs\nTab 0 (active tab):\n    Title: A\n    URL: http://a.test/\n\nRootWebArea 'A', focused"
     traj = Trajectory(id="t", domain="web", turns=[Turn(action="click('5')", observation="<html>A page</html>")])
     results = {r.check: r for r in run_verifiers(DOMAIN, traj, 0)}
-    # Nothing before the turn is known and the page is HTML: only the parse check applies.
-    assert set(results) == {"lines_parse"} and results["lines_parse"].ok
+    # Nothing before the turn is known and the page is HTML, not a tree: nothing applies.
+    assert results == {}
     traj = Trajectory(id="t", domain="web", system=DOMAIN.sections_for(None, page),
                       turns=[Turn(action="click('5')", observation="<html>A page</html>")])
     results = {r.check: r for r in run_verifiers(DOMAIN, traj, 0)}
     assert not results["representation_kept"].ok and "axtree" in results["representation_kept"].message
-    assert "target_exists" not in results  # the previous page has no [5] but the new one is not a tree
+    # The initial page is a tree, so one is expected here: every check of the page fails, naming what it
+    # expected (click('5') on a bid the page does not show changed the page instead of reporting an error).
+    for name in ("lines_parse", "indent_step", "unique_bids", "tabs_consistent", "focus_consistent",
+                 "header_matches_tree", "target_exists"):
+        assert not results[name].ok and "expected a BrowserGym accessibility tree" in results[name].message
+
+
+def test_random_text_fails_every_verifier_that_passed_the_recorded_turn(recorded: list[Trajectory]) -> None:
+    from awctl.conformance.kit import rule_fails_garbage
+
+    outcome = rule_fails_garbage(DOMAIN, recorded, seed=3)
+    assert outcome.status == "ok" and outcome.checked > 100, outcome.message
+
+
+def test_an_error_page_without_a_tree_is_not_judged_as_a_missing_tree() -> None:
+    page = "# Open tabs\nTab 0 (active tab):\n    Title: A\n    URL: http://a.test/\n\nRootWebArea 'A', focused"
+    error_only = "# Open tabs\nTab 0 (active tab):\n    Title: A\n    URL: http://a.test/\n\n# Last action error\nTimeout"
+    traj = Trajectory(id="t", domain="web", system=DOMAIN.sections_for(None, page),
+                      turns=[Turn(action="noop()", observation=error_only)])
+    results = {r.check: r for r in run_verifiers(DOMAIN, traj, 0)}
+    assert all(r.ok for r in results.values()), results
 
 
 def test_a_failing_verifier_names_the_line(recorded: list[Trajectory]) -> None:
