@@ -405,7 +405,7 @@ def parse_computer13(obj: Any, where: str, screen: tuple[int, int] | None, line:
     if not isinstance(obj, dict):
         raise CodecError(f"a computer_13 action is a JSON object, got {type(obj).__name__}", where=where)
     kind = obj.get("action_type")
-    if kind not in _C13_PARAMS:
+    if not isinstance(kind, str) or kind not in _C13_PARAMS:
         raise CodecError(f"unknown action_type {kind!r}", where=where,
                          hint=f"computer_13 action types: {', '.join(ACTION_TYPES)}")
     if "parameters" in obj:

@@ -4,8 +4,10 @@ Every expectation comes from the trajectory itself: the screen size from the sys
 screen", "screen resolution 1280 x 800"...), the representation, namespaces and active window from the
 initial state's tree (the first accessibility tree in the system prompt), the focused field and the active
 window from the previous observation, the typed text and the closing shortcut from the action. A check
-that lacks what it needs returns ``None`` (abstains). Failures name the element (its path of tags and
-names) or the table line, and what was expected.
+that lacks what it needs returns ``None`` (abstains). An observation that is no accessibility tree at all
+(random text, prose) where the previous observation or the initial state is one fails every check that
+applies to the turn, naming the form it expected. Failures name the element (its path of tags and names) or
+the table line, and what was expected.
 
 * ``xml_namespaces`` — an XML observation parses and uses only OSWorld's accessibility namespaces, of the
   same platform as the initial state.
@@ -51,7 +53,8 @@ _SCREEN_PATTERNS = (
     re.compile(r"(?i)screen[ _]?size[^\n\d]{0,20}\(\s*(\d{3,5})\s*,\s*(\d{3,5})\s*\)"),
 )
 _FENCE = re.compile(r"```[a-z]*\n(.*?)\n?```", re.S)
-_XML_TREE = re.compile(r"<(desktop-frame|desktop)\b.*?(?:</\1>|/>)", re.S)
+# The root element: self-closing, or up to its closing tag (a child's "/>" does not end it).
+_XML_TREE = re.compile(r"<(desktop-frame|desktop)\b(?:[^<>]*/>|.*?</\1>)", re.S)
 
 
 def system_text(system: SystemPrompt) -> str:
@@ -116,6 +119,35 @@ def initial(ctx: TurnContext) -> A11yObservation | None:
     return _cached(ctx, "os.initial", lambda: initial_observation(ctx.system))
 
 
+_FORMS = {"xml": "OSWorld's XML accessibility tree (<desktop-frame ...>)",
+          "table": f"OSWorld's linearized accessibility table (header {TABLE_HEADER!r})"}
+
+
+def shown_form(ctx: TurnContext) -> str | None:
+    """The representation (``xml`` or ``table``) the trajectory shows before this turn: the previous
+    observation's, else the initial state's; None when neither is an accessibility tree."""
+    for obs in (previous(ctx), initial(ctx)):
+        if obs is not None:
+            return obs.kind
+    return None
+
+
+def not_a_tree(ctx: TurnContext, name: str, form: str | None = None) -> VerifyResult | None:
+    """A failure of ``name`` when this observation is no accessibility tree at all (random text, prose) while
+    the trajectory shows trees (of ``form`` when given); None when it is one or nothing was established."""
+    if current(ctx) is not None:
+        return None
+    want = shown_form(ctx)
+    if want is None or (form is not None and want != form):
+        return None
+    try:
+        parse_observation(ctx.observation)
+        reason = ""
+    except CodecError as exc:
+        reason = f": {exc.message}"
+    return VerifyResult(name, False, f"expected {_FORMS[want]} as the earlier observations show; got none{reason}")
+
+
 def action(ctx: TurnContext) -> OsAction | None:
     def make() -> OsAction | None:
         try:
@@ -167,13 +199,13 @@ def _overlap(a: tuple[float, float, float, float], b: tuple[float, float, float,
 def xml_namespaces(ctx: TurnContext) -> VerifyResult | None:
     text = ctx.observation
     if "<" not in text:
-        return None
+        return not_a_tree(ctx, "xml_namespaces", "xml")
     try:
         obs = parse_observation(text)
     except CodecError as exc:
         if text.lstrip().startswith("<") or "<desktop" in text:
             return VerifyResult("xml_namespaces", False, f"the XML tree does not parse: {exc.message}")
-        return None
+        return not_a_tree(ctx, "xml_namespaces", "xml")
     if obs.kind != "xml" or obs.tree is None:
         return None
     for path_node in obs.tree.iter():
@@ -200,7 +232,7 @@ def table_columns(ctx: TurnContext) -> VerifyResult | None:
     text = ctx.observation
     header_at = text.find("tag\tname\ttext\t")
     if header_at < 0:
-        return None
+        return not_a_tree(ctx, "table_columns", "table")
     lines = text[header_at:].split("\n")
     line0 = text.count("\n", 0, header_at) + 1
     if lines[0].rstrip("\r") != TABLE_HEADER:
@@ -262,8 +294,10 @@ def representation_kept(ctx: TurnContext) -> VerifyResult | None:
 def elements_on_screen(ctx: TurnContext) -> VerifyResult | None:
     screen = screen_size(ctx.system)
     obs = current(ctx)
-    if screen is None or obs is None:
+    if screen is None:
         return None
+    if obs is None:
+        return not_a_tree(ctx, "elements_on_screen")
     w, h = screen
     if obs.kind == "table":
         for i, row in enumerate(obs.rows):
@@ -302,11 +336,15 @@ def _active(obs: A11yObservation) -> list[tuple[Node, Node]]:
 @verifier("one_active_window", "at most one window is active, exactly one while windows are open")
 def one_active_window(ctx: TurnContext) -> VerifyResult | None:
     obs, start = current(ctx), initial(ctx)
-    if obs is None or obs.tree is None or start is None or start.tree is None:
+    if start is None or start.tree is None:
         return None
     start_active = len(_active(start))
     if start_active == 0:
         return None  # this desktop does not mark an active window: nothing to hold it to
+    if obs is None:
+        return not_a_tree(ctx, "one_active_window")
+    if obs.tree is None:
+        return None
     active = _active(obs)
     if len(active) > 1:
         names = ", ".join(f"{a.name}: {w.tag} {w.name!r}" for a, w in active)
@@ -370,7 +408,7 @@ def _squash(text: str) -> str:
 @verifier("typed_text_in_focus", "text the action types appears in the text element that had the focus")
 def typed_text_in_focus(ctx: TurnContext) -> VerifyResult | None:
     act, prev, obs = action(ctx), previous(ctx), current(ctx)
-    if act is None or prev is None or obs is None or prev.tree is None or obs.tree is None:
+    if act is None or prev is None or prev.tree is None:
         return None
     typed = act.typed_text()
     if not typed or not _squash(typed) or any(c < " " and c != "\n" for c in typed):
@@ -382,6 +420,10 @@ def typed_text_in_focus(ctx: TurnContext) -> VerifyResult | None:
     st = _st(prev)
     if "\n" in typed and not before.state("multi_line", st):
         return None  # Enter in a one-line field activates something instead of inserting a line
+    if obs is None:
+        return not_a_tree(ctx, "typed_text_in_focus")
+    if obs.tree is None:
+        return None
     after = _node_at(obs.tree, path)
     if after is None or after.tag != before.tag:
         return None  # the element went away (a window closed): nothing to compare
@@ -422,13 +464,17 @@ def _closes(act: OsAction) -> str | None:
 @verifier("closed_window_gone", "after Alt+F4/Ctrl+Q the active window is gone or its application asks first")
 def closed_window_gone(ctx: TurnContext) -> VerifyResult | None:
     act, prev, obs = action(ctx), previous(ctx), current(ctx)
-    if act is None or prev is None or obs is None or prev.tree is None or obs.tree is None:
+    if act is None or prev is None or prev.tree is None:
         return None
     scope = _closes(act)
     if scope is None:
         return None
     active = _active(prev)
     if len(active) != 1:
+        return None
+    if obs is None:
+        return not_a_tree(ctx, "closed_window_gone")
+    if obs.tree is None:
         return None
     app, win = active[0]
     st = _st(obs)

@@ -109,6 +109,7 @@ def test_computer13_becomes_the_code_osworld_runs() -> None:
     ("pyautogui.click(10,\n", "not valid Python"),
     ('{"action_type": "CLICK", "parameters": {"x": 1}}', "give x and y together"),
     ('{"action_type": "JUMP"}', "unknown action_type 'JUMP'"),
+    ('{"action_type": {"keys": ["ctrl", "a"]}}', "unknown action_type {'keys'"),
     ('{"action_type": "PRESS", "parameters": {"key": "hyper"}}', "unknown key 'hyper'"),
     ('{"action_type": "HOTKEY", "parameters": {"keys": []}}', "non-empty list"),
     ('{"action_type": "SCROLL", "parameters": {"dx": 1.5, "dy": 0}}', "dx must be an integer"),

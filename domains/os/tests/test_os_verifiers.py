@@ -20,7 +20,7 @@ from awctl_domains.os.domain import OsDomain
 from awctl_domains.os.verifiers import VERIFIERS, initial_observation, screen_size
 
 from awctl.domain import TurnContext, run_verifiers
-from awctl.trajectory import SystemPrompt, Trajectory, Turn
+from awctl.trajectory import SystemPrompt, Trajectory, Turn, read_trajectories
 
 FIXTURES = Path(__file__).parent / "fixtures"
 ST, CP = UBUNTU_NS["st"], UBUNTU_NS["cp"]
@@ -210,3 +210,46 @@ def test_a_heading_keeps_its_label_while_its_value_changes() -> None:
     assert results(traj, 0)["representation_kept"]
     other = BY_NAME["representation_kept"](TurnContext.at(traj, 0, f"Focused: text\n{xml}"))
     assert other is not None and not other.ok and "Focused" in other.message
+
+
+# ── random text earns no verifier credit ─────────────────────────────────────────────────────────────
+
+
+def test_random_text_fails_every_verifier_that_passed_the_turn() -> None:
+    from awctl.conformance.kit import rule_fails_garbage
+
+    recorded_tables = list(read_trajectories(FIXTURES / "desktop_table.jsonl"))
+    outcome = rule_fails_garbage(DOMAIN, [trajectory(), table_trajectory(), *recorded_tables], seed=5)
+    assert outcome.status == "ok" and outcome.checked >= 40, outcome.message
+
+
+def test_prose_instead_of_a_tree_names_the_form_the_trajectory_shows() -> None:
+    traj, table = trajectory(), table_trajectory()
+    for t, form in ((traj, "OSWorld's XML accessibility tree"), (table, "linearized accessibility table")):
+        for res in run_verifiers(DOMAIN, t, 0, "The editor now shows the new line."):
+            assert not res.ok and (form in res.message or "not an accessibility tree" in res.message), res
+    # Nothing established (no tree in the prompt, none before): nothing to expect.
+    bare = Trajectory(id="b", domain="os", turns=[Turn(action="WAIT", observation="a desktop")])
+    assert run_verifiers(DOMAIN, bare, 0) == []
+
+
+def test_the_initial_tree_is_read_past_a_childs_self_closing_tag() -> None:
+    xml = render(base())
+    assert "/><" in xml  # children written self-closing, as OSWorld writes them
+    start = initial_observation(SystemPrompt(raw=f"## Initial State\nscreen resolution 1920x1080.\n{xml}\n\n## Task"))
+    assert start is not None and len(start.tree.children) == 3  # type: ignore[union-attr]
+
+
+@pytest.mark.slow
+def test_random_text_fails_every_verifier_on_desktop_recordings(recorded_xml, recorded_table) -> None:  # type: ignore[no-untyped-def]
+    from awctl.conformance.kit import rule_fails_garbage
+
+    outcome = rule_fails_garbage(DOMAIN, [*recorded_xml, *recorded_table], seed=1)
+    assert outcome.status == "ok", outcome.message
+
+
+def test_recorded_table_fixture_exercises_the_table_checks() -> None:
+    trajs = list(read_trajectories(FIXTURES / "desktop_table.jsonl"))
+    assert trajs and all(parse_observation(t.turns[0].observation).kind == "table" for t in trajs)
+    counts = _summary(trajs)
+    assert counts["table_columns"]["passed"] == sum(len(t.turns) for t in trajs)
