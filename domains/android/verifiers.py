@@ -4,8 +4,10 @@ Every expectation comes from the trajectory: the screen before a turn is the pre
 observation, or for the first turn the screen embedded in the initial state (``metadata["initial_screen"]``,
 else the first element list or dump found in the system prompt); the screen size is
 ``metadata["screen_size"]``, else a ``WxH`` size the initial state states, else the root node's bounds of
-an earlier dump. A verifier that lacks what it needs (a prose observation, no earlier screen, no size)
-returns ``None``; a failure names the element or line and what was expected.
+an earlier dump. A verifier that lacks what it needs (no earlier screen, no size, an action of another
+kind) returns ``None``; a prose or unparsable observation where the screen before it is structured fails
+every check that applies to the turn, naming the form it expected; a failure names the element or line and
+what was expected.
 
 * ``schema_stable`` — the observation parses and keeps the initial state's representation: the same kind
   (element list or dump), the same header keys, and per element the fields (per node the attributes)
@@ -185,6 +187,22 @@ def _name(check: str, ok: bool, message: str = "") -> VerifyResult:
     return VerifyResult(check, ok, message)
 
 
+def not_a_screen(ctx: TurnContext, check: str) -> VerifyResult | None:
+    """A failure of ``check`` when this observation is no structured screen (prose, random text, a dump
+    that does not parse) while the screen before it is one; None when it is one or nothing was established."""
+    if screen_of(ctx.observation) is not None:
+        return None
+    before = screen_before(ctx)
+    if before is None:
+        return None
+    try:
+        parse_screen(ctx.observation)
+        got = "a prose description"
+    except CodecError as exc:
+        got = f"text that does not parse ({exc.message})"
+    return _name(check, False, f"expected {_KINDS[before.kind]} as on the screen before, got {got[:160]}")
+
+
 # ── schema ────────────────────────────────────────────────────────────────────────────────────────
 
 
@@ -263,7 +281,7 @@ def bounds_in_screen(ctx: TurnContext) -> VerifyResult | None:
     check = "bounds_in_screen"
     screen = screen_of(ctx.observation)
     if screen is None:
-        return None
+        return not_a_screen(ctx, check) if screen_size(ctx) is not None else None
     size = screen_size(ctx, screen)
     if size is None:
         return None
@@ -296,7 +314,7 @@ def flags_boolean(ctx: TurnContext) -> VerifyResult | None:
     check = "flags_boolean"
     screen = screen_of(ctx.observation)
     if screen is None:
-        return None
+        return not_a_screen(ctx, check)
     checked = 0
     if screen.kind == "xml":
         assert screen.document is not None
@@ -326,6 +344,12 @@ def target_index_exists(ctx: TurnContext) -> VerifyResult | None:
     check = "target_index_exists"
     screen = screen_of(ctx.observation)
     turns = ctx.trajectory.turns
+    if screen is None:
+        nxt = _action(turns[ctx.index + 1].action) if ctx.index + 1 < len(turns) else None
+        this = _action(ctx.action)
+        if (nxt is not None and nxt.index is not None) or (this is not None and this.index is not None):
+            return not_a_screen(ctx, check)
+        return None
     verdict: VerifyResult | None = None
     # The next action was chosen on the recorded version of this screen: an element it targets that was
     # there must be on this one too (an index the agent got wrong on the real screen proves nothing).
@@ -401,13 +425,17 @@ def typed_text_lands(ctx: TurnContext) -> VerifyResult | None:
     if action is None or action.action_type != A.INPUT_TEXT or not action.text:
         return None
     before, screen = screen_before(ctx), screen_of(ctx.observation)
-    if before is None or screen is None or before.kind != screen.kind:
+    if before is None:
         return None
     if action.target == "none":
         target = next(((i, e) for i, e in before.ui_elements() if e.flag("is_focused") and e.flag("is_editable")), None)
     else:
         target = _target(before, action)
     if target is None or not target[1].flag("is_editable") or _password(before, target[0]):
+        return None
+    if screen is None:
+        return not_a_screen(ctx, check)
+    if before.kind != screen.kind:
         return None
     found = _same_element(screen, target[1])
     if found is None:
@@ -454,7 +482,7 @@ def disabled_tap_noop(ctx: TurnContext) -> VerifyResult | None:
     if action is None or action.action_type not in A.POINT_ACTIONS:
         return None
     before, screen = screen_before(ctx), screen_of(ctx.observation)
-    if before is None or screen is None or before.kind != screen.kind:
+    if before is None:
         return None
     target = _target(before, action)
     if target is None or target[1].get("is_enabled") is not False or target[1].bbox_pixels is None:
@@ -462,6 +490,10 @@ def disabled_tap_noop(ctx: TurnContext) -> VerifyResult | None:
     x, y = (action.x, action.y) if action.index is None else target[1].bbox_pixels.center
     assert x is not None and y is not None
     if _covering_enabled(before, x, y) is not None:
+        return None
+    if screen is None:
+        return not_a_screen(ctx, check)
+    if before.kind != screen.kind:
         return None
     old, new = _app_key(before), _app_key(screen)
     if old != new:
@@ -479,7 +511,11 @@ def noop_actions_keep_screen(ctx: TurnContext) -> VerifyResult | None:
     if action is None or action.action_type not in (A.STATUS, A.ANSWER, A.UNKNOWN):
         return None
     before, screen = screen_before(ctx), screen_of(ctx.observation)
-    if before is None or screen is None or before.kind != screen.kind:
+    if before is None:
+        return None
+    if screen is None:
+        return not_a_screen(ctx, check)
+    if before.kind != screen.kind:
         return None
     old, new = _app_key(before), _app_key(screen)
     if old != new:

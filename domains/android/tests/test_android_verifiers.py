@@ -96,10 +96,17 @@ def test_verifiers_abstain_without_what_they_need() -> None:
         Turn(action='{"action_type": "input_text", "text": "x", "index": 0}', observation=screen)]), 0)
     assert all(VERIFIERS[n](no_state) is None for n in ("schema_stable", "bounds_in_screen", "typed_text_lands",
                                                          "disabled_tap_noop", "target_index_exists"))
+    # A prose answer to a structured screen lacks the structure the trajectory established: every check of
+    # the screen fails, naming the form it expected.
     prose = _ctx(screen, '{"action_type": "click", "index": 0}', "The note editor opened.")
-    assert VERIFIERS["bounds_in_screen"](prose) is None and VERIFIERS["flags_boolean"](prose) is None
-    # ...but a prose answer to a structured initial state changes the representation.
     assert VERIFIERS["schema_stable"](prose).ok is False
+    for name in ("bounds_in_screen", "flags_boolean", "target_index_exists"):
+        result = VERIFIERS[name](prose)
+        assert result is not None and not result.ok and "expected a UI element list" in result.message, name
+    # Prose throughout (nothing structured before): nothing to expect.
+    all_prose = TurnContext.at(Trajectory(id="p", domain="android", turns=[
+        Turn(action='{"action_type": "click", "index": 0}', observation="The note editor opened.")]), 0)
+    assert all(v(all_prose) is None for v in VERIFIERS.values())
     gone = _ctx(screen, '{"action_type": "input_text", "text": "x", "index": 0}', _line(0, "Other").replace("f0", "g0"))
     assert VERIFIERS["typed_text_lands"](gone) is None  # the field is not on the new screen
 
@@ -119,3 +126,21 @@ def test_the_screen_size_follows_a_rotation_in_the_dump() -> None:
     assert VERIFIERS["bounds_in_screen"](ctx).ok
     assert not VERIFIERS["bounds_in_screen"](_ctx(portrait, '{"action_type": "wait"}',
                                                   landscape.replace('rotation="1"', 'rotation="0"'))).ok
+
+
+def test_random_text_fails_every_verifier_that_passed_the_turn(corpus) -> None:
+    from awctl.conformance.kit import rule_fails_garbage
+
+    outcome = rule_fails_garbage(DOMAIN, corpus, seed=11)
+    assert outcome.status == "ok" and outcome.checked > 200, outcome.message
+
+
+def test_the_standin_fixture_gives_the_typing_checks_turns() -> None:
+    from awctl.trajectory import read_trajectories
+
+    trajectories = list(read_trajectories(FIXTURES / "adb_standin.jsonl"))
+    typed = [(t, i) for t in trajectories for i, turn in enumerate(t.turns) if "input_text" in turn.action]
+    assert len(typed) >= 4
+    for t, i in typed:
+        result = VERIFIERS["typed_text_lands"](TurnContext.at(t, i))
+        assert result is not None and result.ok, (t.id, i)
