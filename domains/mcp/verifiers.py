@@ -88,7 +88,8 @@ def check_envelope(ctx: TurnContext) -> VerifyResult | None:
     obs = turn.obs
     problem = form_problem(ctx)
     if problem:
-        if family == "envelope" and obs is not None and obs.form == "text" and not json_problem(ctx.observation):
+        plain = obs is not None and obs.form == "text" and not json_problem(ctx.observation)
+        if family == "envelope" and plain:
             return _fail(
                 name,
                 "line 1: plain text where the other observations of this trajectory are JSON-RPC responses: "

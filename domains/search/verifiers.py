@@ -584,7 +584,8 @@ def _reads_listed(ctx: TurnContext) -> bool:
         return False
     asked = action.arguments["url"]
     listed = earlier_results(ctx)
-    return any(u in listed or u.split("#", 1)[0] in listed for u in (asked if isinstance(asked, list) else [asked]))
+    urls = asked if isinstance(asked, list) else [asked]
+    return any(u in listed or u.split("#", 1)[0] in listed for u in urls)
 
 
 @verifier(
@@ -609,7 +610,9 @@ def extract_consistent_with_search(ctx: TurnContext) -> VerifyResult | None:
                 return bad
         return VerifyResult("extract_consistent_with_search", True)
     if not isinstance(obs, PageExtract):
-        return _lacks(ctx, "extract_consistent_with_search", ("web_extractor",)) if _reads_listed(ctx) else None
+        if not _reads_listed(ctx):
+            return None
+        return _lacks(ctx, "extract_consistent_with_search", ("web_extractor",))
     earlier = earlier_results(ctx).get(obs.url)
     if not earlier:
         return None

@@ -20,6 +20,7 @@ DOMAIN = SearchDomain()
 CORPUS = Path(__file__).parents[3] / "tests" / "foreign" / "search"
 FIXTURE = Path(__file__).parent / "fixtures" / "agent_logs.search-chat.jsonl"
 ALPHABET = string.ascii_letters + string.digits + " .,;:-_/"
+ERRORS = ("Error: 429 Too Many Requests", "Google search Timeout, return None, Please try again later.")
 
 
 def _trajectories() -> list[Trajectory]:
@@ -54,9 +55,8 @@ def test_a_failure_says_which_kind_of_observation_the_call_was_due() -> None:
     traj = DOMAIN.record(tasks_for("memory")[-1])  # searches, reads and keeps notes
     search_turn = next(i for i, t in enumerate(traj.turns) if '"web_search"' in t.action)
     got = dict(verifier_outcomes(DOMAIN, traj, search_turn, "nothing to see here"))
-    assert "expected search results (one block per query) answering the web_search call" in got[
-        "search_numbering"
-    ].message
+    message = got["search_numbering"].message
+    assert "expected search results (one block per query) answering the web_search call" in message
     memory_turn = next(i for i, t in enumerate(traj.turns) if '"memory"' in t.action)
     got = dict(verifier_outcomes(DOMAIN, traj, memory_turn, "Query 1: x\nResults: 0"))
     assert not got["memory_replay"].ok and "a SearchResults observation" in got["memory_replay"].message
@@ -65,6 +65,7 @@ def test_a_failure_says_which_kind_of_observation_the_call_was_due() -> None:
 def test_an_error_reply_is_still_no_failure_of_the_content_checks() -> None:
     for traj in [DOMAIN.record(t) for t in tasks_for("all")[::6]]:
         for i in range(len(traj.turns)):
-            for text in ("Error: 429 Too Many Requests", "Google search Timeout, return None, Please try again later."):
-                failed = [n for n, r in verifier_outcomes(DOMAIN, traj, i, text) if r is not None and not r.ok]
+            for text in ERRORS:
+                outcomes = verifier_outcomes(DOMAIN, traj, i, text)
+                failed = [n for n, r in outcomes if r is not None and not r.ok]
                 assert set(failed) <= {"observation_parses"}, (traj.id, i, text, failed)
