@@ -10,8 +10,10 @@ An **action** is a JSON list of keystroke items in the Terminal-Bench / Terminus
 * ``""`` types nothing: the item only waits ``duration`` seconds.
 * ``duration`` (seconds, ≥ 0, default 1.0) is how long to wait after the item before looking at the screen.
 
-The Terminus-2 response object ``{"commands": [...]}`` is accepted as well. The canonical rendering is the
-compact one-line JSON list with both keys in every item.
+The Terminus-2 response object ``{"commands": [...]}`` is accepted as well. ``render`` gives back the text
+an unchanged :meth:`~TerminalActionCodec.parse` result was read from (byte for byte, whatever its layout);
+:meth:`~TerminalActionCodec.canonical` and ``render`` of any other action give the compact one-line JSON
+list with both keys in every item.
 
 An **observation** is what the terminal shows after the keystrokes, in one of the two screen forms a
 trajectory can establish (see :mod:`.session`): the whole visible screen (``cols`` x ``rows``; awctl's
@@ -60,6 +62,18 @@ class Keystroke:
 
 TerminalAction = tuple[Keystroke, ...]
 
+
+class ParsedAction(tuple):
+    """A parsed action: the keystroke items (a plain tuple to every reader) and the text they were read
+    from, so that rendering an unchanged parse result gives that text back."""
+
+    source: str | None = None
+
+    def __new__(cls, items: tuple[Keystroke, ...], source: str | None = None) -> ParsedAction:
+        out = super().__new__(cls, items)
+        out.source = source
+        return out
+
 _ITEM_KEYS = {"keystrokes", "duration"}
 
 
@@ -103,11 +117,25 @@ class TerminalActionCodec(ActionCodec):
             if duration < 0 or duration != duration:
                 raise CodecError(f'"duration" must be >= 0, got {duration!r}', where=where)
             items.append(Keystroke(keys, float(duration)))
-        return tuple(items)
+        return ParsedAction(tuple(items), text)
 
     def render(self, action: TerminalAction) -> str:
+        """The text ``action`` was parsed from while it still says the same (lossless), else the canonical
+        text."""
+        source = getattr(action, "source", None)
+        if source is not None:
+            try:
+                if self.parse(source) == action:
+                    return source
+            except CodecError:
+                pass
         return json.dumps([{"keystrokes": k.keystrokes, "duration": float(k.duration)} for k in action],
                           ensure_ascii=False)
+
+    def canonical(self, text: str) -> str:
+        """The canonical text (compact one-line JSON list) of an action in any accepted layout; raises
+        :class:`CodecError` like :meth:`parse`."""
+        return self.render(tuple(self.parse(text)))
 
     def schema(self) -> str:
         return (
@@ -229,10 +257,12 @@ class TerminalObservationCodec(ObservationCodec):
         return observation.header if observation.raw is None else f"{observation.header}\n{body}"
 
     def normalize(self, text: str) -> str:
+        # Leading whitespace goes too: the judge strips every prediction, so a screen's blank top rows
+        # (or a first line's indentation) cannot tell a faithful prediction from the reference.
         lines = [line.rstrip() for line in text.replace("\r\n", "\n").split("\n")]
         while lines and not lines[-1]:
             lines.pop()
-        return "\n".join(lines)
+        return "\n".join(lines).lstrip()
 
 
 def display_width(line: str) -> int:

@@ -114,7 +114,7 @@ class TerminalDomain(Domain):
     def from_awb_action(self, body: str) -> str:
         m = _FENCED.match(body)
         text = m.group(1) if m else body.strip()
-        return self.action_codec.render(self.action_codec.parse(text))
+        return self.action_codec.canonical(text)
 
     def to_awb_action(self, action: str) -> str:
         return f"```json\n{action}\n```"

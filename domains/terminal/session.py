@@ -165,7 +165,8 @@ class Facts:
 
     ``prompt`` is the idle prompt the screen ends at (``None`` when the screen does not end at one);
     ``glue`` is output printed before it on its line (no final newline), ``pending`` text typed after it
-    without Enter; ``shell`` is the last shell (non-REPL) prompt seen.
+    without Enter; ``shell`` is the last shell (non-REPL) prompt seen; ``last_command`` the last command
+    line run at a prompt (while no prompt came back, what is still running).
     """
 
     rows: int | None = None
@@ -182,6 +183,7 @@ class Facts:
     cwd: str | None = None  # absolute, or home-relative ("~", "~/sub") while the home is unknown
     files: dict[str, str] = field(default_factory=dict)
     defined: set[str] = field(default_factory=set)
+    last_command: str | None = None  # the last command line run at a prompt (what may still be running)
 
     @property
     def prompt_line(self) -> str:
@@ -376,7 +378,13 @@ def action_text(action: str) -> tuple[str | None, bool]:
 class TurnView:
     """A turn as seen in an observation. ``echo_at`` is the echo's first line (``None``: not located),
     ``form`` the form it was located in (``screen``, ``echo``, ``line``); ``output`` the lines between the
-    echo and the final prompt; ``final`` the idle prompt on the last line (``None``: not at a prompt)."""
+    echo and the final prompt; ``final`` the idle prompt on the last line (``None``: not at a prompt).
+
+    ``lines`` are the observation's lines; for an observation whose leading whitespace was stripped (the
+    judge strips predictions) the blank rows and indentation the layout puts on top are restored, and
+    ``shift`` says how many lines were added in front. ``layout`` names what the observation lacks of the
+    structure the trajectory established (``None``: nothing found missing), see :func:`layout_problem`.
+    """
 
     typed: str | None
     enter: bool
@@ -392,6 +400,8 @@ class TurnView:
     final: Prompt | None = None
     output: list[str] | None = None
     changes_prompt: bool = False
+    shift: int = 0
+    layout: str | None = None
 
 
 def candidate_forms(facts: Facts, header: str | None) -> tuple[str, ...]:
@@ -445,12 +455,24 @@ def locate_echo(facts: Facts, lines: list[str], chunks: list[str], form: str,
     if facts.rows is not None and len(lines) < facts.rows and (settled or base >= 1 and lines[:base] == before[:base]):
         return (base, "found") if lines[base: base + n] == chunks else (None, "missing")
     # The screen may have scrolled by k lines: its top is then the old screen from line k on. Whether
-    # the echo is gone cannot be told (the same long output twice leaves the same screen).
+    # the echo is gone cannot be told on a screen that may have scrolled it away (the same long output
+    # twice leaves the same screen); a shorter one still shows it.
     for k in range(0, base + 1):
         at = base - k
         if lines[:at] == before[k:base] and lines[at: at + n] == chunks:
             return at, "found"
+    if facts.rows is not None and not may_have_scrolled_away(lines, facts.rows, settled):
+        return None, "missing"
     return None, "unknown"
+
+
+def may_have_scrolled_away(lines: list[str], rows: int, settled: bool) -> bool:
+    """Whether a screen of ``lines`` (trailing blank rows dropped) may have scrolled everything the
+    previous screen showed out of sight. A settled screen (prompt on the cursor row) is then full. One
+    whose cursor rests lower may end in blank rows the program printed; but a screen whose text fills
+    less than half the terminal would need more blank rows printed after its output than text rows shown,
+    so it is taken to still show what was on top."""
+    return len(lines) >= rows if settled else 2 * len(lines) >= rows
 
 
 def cut_cells(text: str, cells: int) -> str:
@@ -484,18 +506,158 @@ def read_turn(facts: Facts, action: str, observation: str) -> TurnView:
         if glue and lines[-1].startswith(glue):
             final = parse_shell_prompt(lines[-1], len(glue))
     view.final = final
+    settled = final is not None
     if typed is not None and facts.prompt is not None and not repaints(typed):
         view.echo = echo_chunks(facts, typed)
         for form in view.forms:
-            at, status = locate_echo(facts, lines, view.echo, form, settled=final is not None)
+            at, status = locate_echo(facts, lines, view.echo, form, settled=settled)
             view.status[form] = status
             if at is not None and view.echo_at is None:
                 view.echo_at, view.form = at, form
+        if view.echo_at is None and header is None and _maybe_stripped(observation):
+            _restore_echo(facts, view, observation, settled)
+    elif (header is None and _maybe_stripped(observation) and _continuity_applies(facts, view, action)
+          and screen_continues(facts, lines, settled) is False):
+        _restore_screen(facts, view, observation)
+    lines = view.lines
     if view.echo_at is not None and enter:
         end = len(lines) - 1 if final is not None else len(lines)
         start = view.echo_at + len(view.echo)
         view.output = lines[start:end] if end >= start else None
+    view.layout = layout_problem(facts, view, action)
     return view
+
+
+def line_number(view: TurnView, index: int) -> int:
+    """1-based line number in the observation text of ``view.lines[index]`` (the Terminus header is line
+    1 when present; lines restored in front of a stripped observation are not counted)."""
+    return max(1, index + 1 - view.shift + (1 if view.header else 0))
+
+
+def _maybe_stripped(observation: str) -> bool:
+    """Whether ``observation`` may have lost leading whitespace (it starts with a visible character)."""
+    return bool(observation) and not observation[0].isspace()
+
+
+def _pad(head: str) -> str:
+    """The leading whitespace of ``head``: what stripping an observation that starts with it removes."""
+    return head[: len(head) - len(head.lstrip())]
+
+
+def _heads(facts: Facts, echo: list[str], form: str, enter: bool) -> list[str]:
+    """The texts an observation of ``form`` may start with (the screen form: one per scroll offset)."""
+    tail = "\n" if enter else ""
+    if form == "echo":
+        return ["\n".join([cut_cells(echo[0], display_width(facts.prompt_line)), *echo[1:]]) + tail]
+    if form == "line":
+        return ["\n".join(echo) + tail]
+    before = facts.before or []
+    return ["\n".join(before[k:len(before) - 1] + echo) + tail for k in range(len(before))]
+
+
+def _restore_echo(facts: Facts, view: TurnView, observation: str, settled: bool) -> None:
+    """Locate the echo in ``observation`` with the leading whitespace its form puts there given back
+    (blank top rows, an indented first line), for an observation that was stripped. An echo with nothing
+    visible in it is only taken as found when the observation ends at a prompt."""
+    for form in view.forms:
+        for head in dict.fromkeys(_heads(facts, view.echo, form, view.enter)):
+            pad = _pad(head)
+            if not pad or pad == head and not settled:
+                # An echo that shows nothing visible cannot be told apart from any text once stripped:
+                # only an observation that also ends at a prompt reads as the terminal's.
+                continue
+            lines = split_observation(pad + observation)[1]
+            at, _ = locate_echo(facts, lines, view.echo, form, settled=settled)
+            if at is not None:
+                view.shift = len(lines) - len(view.lines)
+                view.lines, view.echo_at, view.form = lines, at, form
+                view.status[form] = "found"
+                return
+
+
+# Keys after which a screen keeps what it showed (an interrupt, end of input, Enter, waiting).
+_KEEPING_KEYS = frozenset({"", "C-c", "C-d", "C-z", "C-\\", "Enter", "C-m", "C-j", "KPEnter"})
+
+
+def _keeps_screen(facts: Facts, action: str) -> bool:
+    """Whether the action leaves the previous screen's rows in place (until they scroll): literal text or
+    keeping keys, sent while nothing that repaints the screen runs."""
+    try:
+        items = _CODEC.parse(action)
+    except CodecError:
+        return False
+    if any(item.is_key and item.keystrokes not in _KEEPING_KEYS or repaints(item.keystrokes) for item in items):
+        return False
+    # A program that is still running may be a full-screen one.
+    return facts.prompt is not None or facts.last_command is not None and not repaints(facts.last_command)
+
+
+def screen_continues(facts: Facts, lines: list[str], settled: bool) -> bool | None:
+    """Whether a full screen continues the previous one: the previous rows stay on top, or scrolled up by
+    some rows, up to the previous cursor row, which may only have been extended (``None``: the screen may
+    have scrolled them all away)."""
+    before = facts.before
+    if not before or facts.rows is None:
+        return None
+    base = len(before) - 1
+    for k in range(base + 1):
+        at = base - k
+        if at < len(lines) and lines[:at] == before[k:base] and lines[at].startswith(before[base]):
+            return True
+    return None if may_have_scrolled_away(lines, facts.rows, settled) else False
+
+
+def layout_problem(facts: Facts, view: TurnView, action: str) -> str | None:
+    """What the observation lacks of the layout the trajectory established, naming the line (``None``
+    when nothing established is missing):
+
+    * a Terminus header, when the earlier observations carry one;
+    * the echo of text typed at a prompt where every screen form puts it (see :func:`locate_echo`);
+    * in the full-screen form, the previous screen's rows on top (or scrolled up), after keystrokes that
+      leave them in place.
+
+    An empty observation lacks nothing here (the judge scores emptiness itself).
+    """
+    if not view.lines:
+        return None
+    if facts.header is not None and view.header is None:
+        return (f"line 1: expected a Terminus header ({' or '.join(TERMINUS_HEADERS)}) as on every earlier "
+                "observation")
+    if view.echo:
+        if view.echo_at is None and view.status and all(s == "missing" for s in view.status.values()):
+            form = view.forms[0]
+            at = {"screen": len(facts.before or [1]) - 1, "echo": 0}.get(
+                form, next((i for i, line in enumerate(view.lines) if line), 0))
+            want = view.echo[0] if form != "echo" else cut_cells(view.echo[0], display_width(facts.prompt_line))
+            got = view.lines[at] if at < len(view.lines) else "<missing>"
+            return (f"line {line_number(view, at)}: expected the echo {want[:70]!r} of the typed text where the "
+                    f"prompt was, got {got[:70]!r}")
+        return None
+    if _continuity_applies(facts, view, action) and screen_continues(facts, view.lines, view.final is not None) is False:
+        assert facts.before is not None
+        return (f"line 1: expected the previous screen's rows on top (from {facts.before[0][:50]!r}, or "
+                f"scrolled up), which these keystrokes leave in place, got {view.lines[0][:50]!r}")
+    return None
+
+
+def _continuity_applies(facts: Facts, view: TurnView, action: str) -> bool:
+    """Whether a full screen must continue the previous one: keystrokes without an echo to locate, in the
+    full-screen form (no Terminus header on either side), while nothing that repaints runs."""
+    return (not view.echo and bool(view.lines) and facts.form == "screen" and view.header is None
+            and facts.header is None and bool(facts.before) and _keeps_screen(facts, action))
+
+
+def _restore_screen(facts: Facts, view: TurnView, observation: str) -> None:
+    """Give a stripped full screen back the blank top rows and indentation of the previous screen's rows
+    it continues (see :func:`screen_continues`)."""
+    before, settled = facts.before or [], view.final is not None
+    for pad in dict.fromkeys(_pad("\n".join(before[k:])) for k in range(len(before))):
+        if not pad:
+            continue
+        lines = split_observation(pad + observation)[1]
+        if screen_continues(facts, lines, settled):
+            view.shift, view.lines = len(lines) - len(view.lines), lines
+            return
 
 
 def _only_interrupts(action: str) -> bool:
@@ -590,6 +752,8 @@ def advance(facts: Facts, action: str, observation: str) -> Facts:
         if len(kinds) == 1:
             new.form = kinds.pop()
     command = view.command
+    if command is not None:
+        new.last_command = command
     if command is not None and facts.at_shell:
         _learn_command(new, facts, view, command)
     elif facts.prompt is not None and facts.prompt.is_repl:

@@ -7,8 +7,15 @@ the working directory and the files earlier commands wrote. A verifier returns `
 the trajectory does not establish enough to decide, so a real session recorded by any program never
 fails one; a failure names the line and what was expected.
 
+An observation that lacks the layout the trajectory established (:func:`.session.layout_problem`: the
+Terminus header every earlier observation had, the echo of the typed text where the prompt was, the
+previous screen's rows on top of a full screen) is no terminal output at all: every verifier that would
+have judged it fails instead of abstaining, so text that is not a terminal's earns no verifier credit.
+Observations stripped of leading whitespace (as the judge strips predictions) are read with the blank
+rows and indentation their layout puts on top given back.
+
 * ``screen_geometry`` — lines fit the stated width (and, for full screens, the stated height); no tabs or
-  escape sequences.
+  escape sequences; the layout the trajectory established is there.
 * ``prompt_format`` — the new prompt keeps the shape of the session's prompt (family, user, host, sigil,
   ``~`` or absolute paths) unless the command may change it (``su``, ``ssh``, a REPL, ``PS1=``...).
 * ``prompt_cwd`` — after a command, the prompt's directory follows ``cd`` (and stays put otherwise).
@@ -30,6 +37,7 @@ from .session import (
     cut_cells,
     expected_output,
     facts_before,
+    line_number,
     logical_after,
     path_verdict,
     read_turn,
@@ -64,37 +72,46 @@ def _context(ctx: TurnContext) -> tuple[Facts, TurnView]:
     return cached
 
 
-def _line_no(view: TurnView, index: int) -> int:
-    """1-based line number in the observation text (the Terminus header is line 1 when present)."""
-    return index + 1 + (1 if view.header else 0)
+_line_no = line_number
+
+
+def _layout_failure(name: str, view: TurnView, what: str) -> VerifyResult | None:
+    """A failure when the observation lacks the layout the trajectory established (``what`` says what
+    this verifier could not find because of it), else ``None``."""
+    if view.layout is None:
+        return None
+    return VerifyResult(name, False, f"{view.layout}; {what}")
 
 
 # ── the verifiers ────────────────────────────────────────────────────────────────────────────────────
 
 
 @verifier("screen_geometry", "The observation fits the terminal the trajectory states: at most cols cells "
-          "per line (and rows lines for full screens), no tabs or escapes.")
+          "per line (and rows lines for full screens), no tabs or escapes, laid out where the terminal puts "
+          "it (header, echo, previous rows).")
 def screen_geometry(ctx: TurnContext) -> VerifyResult | None:
     facts, view = _context(ctx)
     header, lines = split_observation(ctx.observation)
+    first = 2 if header else 1
     for i, line in enumerate(lines):
         if "\t" in line or "\x1b" in line:
             return VerifyResult("screen_geometry", False,
-                                f"line {_line_no(view, i)}: contains a tab or escape character, which a "
+                                f"line {i + first}: contains a tab or escape character, which a "
                                 "terminal does not show")
     if facts.cols is None:
-        return None
+        return _layout_failure("screen_geometry", view, "this is not the terminal's screen")
     for i, line in enumerate(lines):
         if display_width(line) > facts.cols:
             return VerifyResult("screen_geometry", False,
-                                f"line {_line_no(view, i)}: {display_width(line)} cells wide, the terminal "
+                                f"line {i + first}: {display_width(line)} cells wide, the terminal "
                                 f"has {facts.cols} columns (long lines wrap)")
     full_screen = header == "Current Terminal Screen:" or header is None and facts.form == "screen"
     if facts.rows is not None and full_screen and len(lines) > facts.rows:
         return VerifyResult("screen_geometry", False,
-                            f"line {_line_no(view, facts.rows)}: the screen has {len(lines)} lines but the "
-                            f"terminal has {facts.rows} rows")
-    return VerifyResult("screen_geometry", True)
+                            f"line {facts.rows + 1 + (1 if header else 0)}: the screen has {len(lines)} lines "
+                            f"but the terminal has {facts.rows} rows")
+    layout = _layout_failure("screen_geometry", view, "this is not the terminal's screen")
+    return layout or VerifyResult("screen_geometry", True)
 
 
 @verifier("prompt_format", "The new prompt keeps the shape of the session's prompt (family, user, host, "
@@ -103,8 +120,11 @@ def prompt_format(ctx: TurnContext) -> VerifyResult | None:
     facts, view = _context(ctx)
     known = facts.prompt if facts.prompt is not None else facts.shell
     final = view.final
-    if known is None or final is None or view.changes_prompt or not view.lines:
+    if known is None or view.changes_prompt or not view.lines:
         return None
+    if final is None:  # a command may still run; but not in an observation without the terminal's layout
+        return _layout_failure("prompt_format", view, f"no prompt of the session's shape ({known.describe()}) "
+                               "on the last line either")
     line = _line_no(view, len(view.lines) - 1)
     if final.shape != known.shape:
         return VerifyResult("prompt_format", False,
@@ -129,8 +149,12 @@ def prompt_format(ctx: TurnContext) -> VerifyResult | None:
 def prompt_cwd(ctx: TurnContext) -> VerifyResult | None:
     facts, view = _context(ctx)
     known, final, command = facts.prompt, view.final, view.command
-    if (command is None or known is None or final is None or known.is_repl or view.changes_prompt
-            or final.shape != known.shape or final.path is None or known.path is None):
+    if command is None or known is None or known.is_repl or view.changes_prompt or known.path is None:
+        return None
+    if final is None:
+        return _layout_failure("prompt_cwd", view, "no prompt showing the working directory on the last line "
+                               "either")
+    if final.shape != known.shape or final.path is None:
         return None
     line = _line_no(view, len(view.lines) - 1)
     if not touches_dirs(command, facts):
@@ -223,12 +247,23 @@ def typed_echo_only(ctx: TurnContext) -> VerifyResult | None:
 def exact_output(ctx: TurnContext) -> VerifyResult | None:
     facts, view = _context(ctx)
     command, known = view.command, facts.prompt
-    if command is None or known is None or known.is_repl or view.echo_at is None or facts.pending:
+    if command is None or known is None or known.is_repl or facts.pending:
         return None
     expected = expected_output(facts, command)
     if expected is None:
         return None
     tail = [chunk for logical in (expected + known.text).split("\n") for chunk in wrap(logical, facts.cols)]
+    if view.echo_at is None:
+        layout = _layout_failure("exact_output", view, f"`{command[:50]}` must print {expected[:80]!r}")
+        if layout is not None or view.final is None or not view.lines:
+            return layout
+        # The echo scrolled out of sight: the output and the prompt still end the screen.
+        got = view.lines[-len(tail):]
+        if got == tail or expected.endswith("\n") and got[:-1] == tail[:-1]:
+            return VerifyResult("exact_output", True)
+        return VerifyResult("exact_output", False,
+                            f"line {_line_no(view, max(0, len(view.lines) - len(tail)))}: `{command[:50]}` must "
+                            f"print {expected[:80]!r} before the prompt ending the screen")
     start = view.echo_at + len(view.echo)
     got = view.lines[start:]
     if got == tail:

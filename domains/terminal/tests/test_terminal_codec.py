@@ -23,14 +23,27 @@ codec = TerminalActionCodec()
 domain = TerminalDomain()
 
 
-def test_parse_accepts_terminus_lists_and_render_is_canonical():
-    action = codec.parse('[{"keystrokes": "ls -la\\n", "duration": 0.5}, {"keystrokes": "C-c"}]')
+def test_parse_accepts_terminus_lists_and_canonical_is_compact():
+    text = '[{"keystrokes": "ls -la\\n", "duration": 0.5}, {"keystrokes": "C-c"}]'
+    action = codec.parse(text)
     assert action == (Keystroke("ls -la\n", 0.5), Keystroke("C-c", 1.0))
-    assert codec.render(action) == (
-        '[{"keystrokes": "ls -la\\n", "duration": 0.5}, {"keystrokes": "C-c", "duration": 1.0}]'
-    )
+    compact = '[{"keystrokes": "ls -la\\n", "duration": 0.5}, {"keystrokes": "C-c", "duration": 1.0}]'
+    assert codec.canonical(text) == compact
+    assert codec.render(tuple(action)) == compact  # an action built by a caller renders canonically
     terminus2 = {"analysis": "", "commands": [{"keystrokes": "pwd\n", "duration": 1}], "task_complete": False}
     assert codec.parse(json.dumps(terminus2)) == (Keystroke("pwd\n", 1.0),)
+
+
+@pytest.mark.parametrize("text", [
+    '[{"keystrokes": "cd\\n", "duration":\n 1.0}]',
+    ' [ {"keystrokes":"ls\\n"} ]\n',
+    '{"analysis": "", "commands": [{"keystrokes": "pwd\\n", "duration": 1}], "task_complete": false}',
+])
+def test_render_gives_back_the_text_an_unchanged_action_was_read_from(text):
+    action = codec.parse(text)
+    assert codec.render(action) == text
+    edited = (*action, Keystroke("C-c", 0.1))  # an edited action renders in the canonical layout
+    assert codec.render(edited) == json.dumps([{"keystrokes": k.keystrokes, "duration": k.duration} for k in edited])
 
 
 @given(st.lists(st.tuples(st.text(max_size=20), st.floats(0, 100, allow_nan=False)), min_size=1, max_size=4))
@@ -91,6 +104,12 @@ def test_observation_codec_checks_geometry():
         obs.parse("a\tb")
     assert obs.render(obs.parse("x\ny")) == "x\ny"
     assert obs.normalize("a  \r\nb\n\n") == "a\nb"
+
+
+@pytest.mark.parametrize("text", ["\n  x\n$ ", "\n\nroot@h:~# ls\na  b\nroot@h:~# ", "  two\npart two\n$ "])
+def test_normalize_is_blind_to_what_the_judge_strips(text):
+    obs = TerminalObservationCodec(None, None)
+    assert obs.normalize(text) == obs.normalize(text.strip())
 
 
 def test_agentworldbench_bodies_round_trip():

@@ -197,3 +197,60 @@ def test_a_turn_edited_after_a_check_is_replayed_again():
     passes("exact_output", traj, 3)  # home /root learned from turn 0's pwd
     traj.turns[0].observation = traj.turns[0].observation.replace("/root/work", "/srv/work")
     fails("exact_output", traj, 3, traj.turns[3].observation, "/srv")  # now the session says home is /srv
+
+
+def test_random_text_fails_where_the_terminal_layout_was_established():
+    screen = session("u@h:~$", [("ls", "u@h:~$ ls\na.txt\nu@h:~$"), ("pwd", "u@h:~$ ls\na.txt\nu@h:~$ pwd\n/home/u\nu@h:~$")],
+                     home="/home/u")
+    garbage = "qX3 ,.;:-_/ lorem ipsum 42 zzz"
+    for name in ("screen_geometry", "prompt_format", "prompt_cwd", "command_echo", "exact_output"):
+        passes(name, screen, 1)
+        fails(name, screen, 1, garbage, "line 3", "echo 'u@h:~$ pwd'")
+    incremental = session("$", [("ls", "ls\na\n$ "), ("ls", "ls\na\n$ ")], screen_form="incremental")
+    for name in ("screen_geometry", "prompt_format", "command_echo"):
+        fails(name, incremental, 1, garbage, "line 1", "echo 'ls'")
+
+
+def test_a_short_screen_not_at_a_prompt_keeps_the_echo_in_sight():
+    traj = session("u@h:~$", [("sleep 9", "u@h:~$ sleep 9")], rows=24, cols=80)
+    passes("command_echo", traj, 0)
+    # Too short to have scrolled: the echo cannot have left it (a full, still running screen may have).
+    fails("command_echo", traj, 0, "some output", "line 1", "'u@h:~$ sleep 9'")
+    full = "\n".join(str(i) for i in range(24))
+    assert run("command_echo", traj, 0, full) is None
+
+
+def test_keystrokes_without_an_echo_leave_the_previous_rows_on_top():
+    c_c = '[{"keystrokes": "C-c", "duration": 0.5}]'
+    traj = session("u@h:~$", [("sleep 9", "u@h:~$ sleep 9"), (c_c, "u@h:~$ sleep 9\n^C\nu@h:~$")],
+                   rows=24, cols=80, screen_form="screen")
+    for name in ("screen_geometry", "prompt_format"):
+        passes(name, traj, 1)
+        fails(name, traj, 1, "^C\nu@h:~$" if name == "screen_geometry" else "Traceback\nKeyboardInterrupt",
+              "line 1", "previous screen's rows")
+
+
+def test_a_stripped_observation_reads_as_the_recorded_one():
+    incremental = session("$", [("echo hi", "echo hi\nhi\n$ "), ('[{"keystrokes": "\\n", "duration": 0.5}]',
+                                                             "\n$ ")], screen_form="incremental")
+    passes("command_echo", incremental, 1)
+    stripped = run("command_echo", incremental, 1, "$")  # the judge strips the blank echo line
+    assert stripped is not None and stripped.ok
+    # With nothing visible in the echo, only an observation that ends at a prompt reads as stripped.
+    fails("command_echo", incremental, 1, "random words", "line 1")
+    screen = session("\n\n   banner\nu@h:~$", [("pwd", "\n\n   banner\nu@h:~$ pwd\n/home/u\nu@h:~$")],
+                     rows=24, cols=80, home="/home/u")
+    for name in ("command_echo", "exact_output", "prompt_format", "screen_geometry"):
+        passes(name, screen, 0)
+        res = run(name, screen, 0, screen.turns[0].observation.strip())
+        assert res is not None and res.ok, res
+
+
+def test_a_stripped_screen_after_keystrokes_still_continues_the_previous_one():
+    c_c = '[{"keystrokes": "C-c", "duration": 0.5}]'
+    traj = session("\n  motd\nu@h:~$", [("sleep 9", "\n  motd\nu@h:~$ sleep 9"), (c_c, "\n  motd\nu@h:~$ sleep 9\n^C\nu@h:~$")],
+                   rows=24, cols=80, screen_form="screen")
+    for name in ("screen_geometry", "prompt_format"):
+        passes(name, traj, 1)
+        res = run(name, traj, 1, traj.turns[1].observation.strip())
+        assert res is not None and res.ok, res

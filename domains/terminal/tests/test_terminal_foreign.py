@@ -122,3 +122,42 @@ def test_faults_cover_the_issue_kinds_and_every_verifier():
     assert {"echo_other_command", "cwd_ignores_cd", "wrong_pwd_output", "wrong_echo_output",
             "prompt_changes_shape"} <= set(faults)
     assert set(faults.values()) == {v.name for v in domain.verifiers()}
+
+
+def test_random_text_earns_no_verifier_credit_on_any_recorded_turn():
+    domain = get_registry().domains["terminal"]
+    rng = random.Random(7)
+    alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 .,;:-_/"
+    credited: list[str] = []
+    checked = 0
+    for traj in corpus():
+        for i, turn in enumerate(traj.turns):
+            for size in (80, max(8, len(turn.observation))):
+                garbage = "".join(rng.choice(alphabet) for _ in range(size))
+                for v in domain.verifiers():
+                    ref = v(TurnContext.at(traj, i))
+                    if ref is None or not ref.ok:
+                        continue
+                    checked += 1
+                    got = v(TurnContext.at(traj, i, garbage))
+                    if got is None or got.ok:
+                        credited.append(f"{v.name} {'abstains' if got is None else 'passes'} on {traj.id} turn {i}")
+    assert checked >= 1000 and not credited, credited[:10]
+
+
+def test_a_recorded_turn_stripped_as_the_judge_strips_it_keeps_every_verdict_and_compares_equal():
+    domain = get_registry().domains["terminal"]
+    codec = domain.observation_codec
+    lost: list[str] = []
+    for traj in corpus():
+        for i, turn in enumerate(traj.turns):
+            stripped = turn.observation.strip()
+            assert codec.normalize(stripped) == codec.normalize(turn.observation)
+            if stripped == turn.observation:
+                continue
+            for v in domain.verifiers():
+                ref = v(TurnContext.at(traj, i))
+                got = v(TurnContext.at(traj, i, stripped))
+                if ref is not None and ref.ok and (got is None or not got.ok):
+                    lost.append(f"{v.name} on {traj.id} turn {i}: {got}")
+    assert not lost, lost[:10]
