@@ -115,6 +115,8 @@ def convention(trajectory: Trajectory, index: int) -> str | None:
     known = [s for s in styles if s != "raw"]
     if known:
         return known[0]
+    if state_line_established(trajectory, index):
+        return "state"
     system = trajectory.system.render()
     if _SAYS_AWCTL.search(system):
         return "awctl"
@@ -124,3 +126,17 @@ def convention(trajectory: Trajectory, index: int) -> str | None:
         # Two or more earlier results without any footer: this harness prints none.
         return "raw"
     return None
+
+
+def state_line_established(trajectory: Trajectory, index: int) -> bool:
+    """Whether the trajectory established that every observation ends with SWE-agent's state line before
+    turn ``index``: its importer says so (``metadata["bash_observation_format"] == "state"``), every
+    earlier observation (at least one) carries it, or, before the first turn, the initial state ends with
+    it."""
+    declared = trajectory.metadata.get("bash_observation_format")
+    if declared in STYLES:
+        return declared == "state"
+    earlier = [split_state(turn.observation)[1] is not None for turn in trajectory.turns[:index]]
+    if earlier:
+        return all(earlier)
+    return split_state(trajectory.system.initial_state or "")[1] is not None

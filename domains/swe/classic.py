@@ -73,6 +73,7 @@ class ClassicCall:
 
     command: str
     args: tuple[tuple[str, Any], ...] = ()
+    source: str | None = field(default=None, compare=False, repr=False)  # the text it was parsed from
 
     def get(self, name: str, default: Any = None) -> Any:
         return dict(self.args).get(name, default)
@@ -329,6 +330,20 @@ def window_problems(win: Window) -> list[str]:
     if win.below is None and last != win.total and not problems:
         problems.append(f"the window ends at line {last} of {win.total} without a '(N more lines below)' line")
     return problems
+
+
+# SWE-agent's own messages in place of a window or a search result: usage lines, errors, warnings.
+_INTERFACE_MESSAGE = re.compile(
+    r"^(?:Usage: |Error: |Warning: |No file open|No replacement was performed|Your proposed edit|More than \d+ "
+    r"|Invalid |Please )|\b(?:not found|does not exist|is a directory|must be|No such file)\b",
+    re.M,
+)
+
+
+def is_interface_message(text: str) -> bool:
+    """Whether ``text`` (state line removed) is one of the messages SWE-agent's commands print instead of
+    a window or a search result (usage, error and warning lines)."""
+    return _INTERFACE_MESSAGE.search(text) is not None
 
 
 # ── searches ─────────────────────────────────────────────────────────────────────────────────────────

@@ -1,6 +1,8 @@
 """SWE actions (editor, bash, submit) and observations: parse, render, normalise.
 
-Canonical action text is one JSON object on one line, keys in a fixed order::
+``render`` gives back the text an unchanged :meth:`SweActionCodec.parse` result was read from (byte for
+byte); :meth:`SweActionCodec.canonical` and ``render`` of any other action give the canonical text, one
+JSON object on one line, keys in a fixed order::
 
     {"tool": "str_replace_editor", "command": "view", "path": "/testbed/x.py", "view_range": [1, 20]}
     {"tool": "str_replace_editor", "command": "str_replace", "path": "/testbed/x.py", "old_str": "a", "new_str": "b"}
@@ -20,6 +22,7 @@ Bash observations carry the command's output, then one trailer line (see :func:`
 
 A command killed by its time limit ends its trailer with `` [timed_out]``. Editor observations are the
 editor's text as :mod:`awctl_domains.swe.editor` produces it; ``submit`` observations are the ``git diff``.
+An unchanged parsed observation renders back to its text byte for byte.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from awctl.domain import ActionCodec, ObservationCodec
@@ -70,6 +73,7 @@ class EditorCall:
     old_str: str | None = None
     new_str: str | None = None
     insert_line: int | None = None
+    source: str | None = field(default=None, compare=False, repr=False)  # the text it was parsed from
 
     def kwargs(self) -> dict[str, Any]:
         return {
@@ -86,11 +90,14 @@ class BashCall:
     """One shell command line run in the persistent shell."""
 
     command: str
+    source: str | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
 class SubmitCall:
     """End the episode; the observation is the repository's diff."""
+
+    source: str | None = field(default=None, compare=False, repr=False)
 
 
 SweAction = EditorCall | BashCall | SubmitCall | ClassicCall
@@ -123,9 +130,13 @@ def bash_program(command: str) -> str:
 
 
 class SweActionCodec(ActionCodec):
-    """Parses every accepted action shape into :data:`SweAction` and renders the canonical JSON."""
+    """Parses every accepted action shape into :data:`SweAction`; renders the text an unchanged parse result
+    came from, else the canonical JSON."""
 
     def parse(self, text: str) -> SweAction:
+        return replace(self._parse(text), source=text)
+
+    def _parse(self, text: str) -> SweAction:
         stripped = text.strip()
         if not stripped:
             raise CodecError("empty action", where="action", hint='write e.g. {"tool": "bash", "command": "ls"}')
@@ -198,6 +209,23 @@ class SweActionCodec(ActionCodec):
         )
 
     def render(self, action: SweAction) -> str:
+        """The text ``action`` was parsed from while it still says the same (lossless), else the canonical
+        text (:meth:`render_canonical`)."""
+        if action.source is not None:
+            try:
+                if self._parse(action.source) == action:
+                    return action.source
+            except CodecError:
+                pass
+        return self.render_canonical(action)
+
+    def canonical(self, text: str) -> str:
+        """The canonical text of an action written in any accepted shape; raises :class:`CodecError` like
+        :meth:`parse`."""
+        return self.render_canonical(self._parse(text))
+
+    def render_canonical(self, action: SweAction) -> str:
+        """One JSON object on one line, keys in a fixed order (see the module docstring)."""
         if isinstance(action, BashCall):
             return json.dumps({"tool": "bash", "command": action.command}, ensure_ascii=False)
         if isinstance(action, SubmitCall):
@@ -331,6 +359,7 @@ class SweObservation:
     exit_code: int | None = None
     cwd: str | None = None
     timed_out: bool = False
+    source: str | None = field(default=None, compare=False, repr=False)  # the text it was parsed from
 
 
 def render_bash(output: str, exit_code: int, cwd: str, timed_out: bool = False) -> str:
@@ -352,14 +381,18 @@ def parse_bash(text: str) -> SweObservation | None:
 
 
 class SweObservationCodec(ObservationCodec):
-    """Bash observations split into output/exit code/cwd; everything else is kept as text."""
+    """Bash observations split into output/exit code/cwd; everything else is kept as text. An unchanged
+    parse result renders back to its text byte for byte (blank lines before the trailer included)."""
 
     def parse(self, text: str) -> SweObservation:
         if not isinstance(text, str):
             raise CodecError(f"observation must be text, got {type(text).__name__}", where="observation")
-        return parse_bash(text) or SweObservation("text", text)
+        return replace(parse_bash(text) or SweObservation("text", text), source=text)
 
     def render(self, observation: SweObservation) -> str:
+        source = observation.source
+        if source is not None and (parse_bash(source) or SweObservation("text", source)) == observation:
+            return source
         if observation.kind == "bash":
             if observation.exit_code is None or observation.cwd is None:
                 raise CodecError("a bash observation needs exit_code and cwd", where="observation")
@@ -367,5 +400,6 @@ class SweObservationCodec(ObservationCodec):
         return observation.text
 
     def normalize(self, text: str) -> str:
-        # Trailing spaces vary between recorders (an empty numbered line ends in a tab), so they go.
-        return "\n".join(line.rstrip() for line in text.strip("\n").splitlines())
+        # Trailing spaces vary between recorders (an empty numbered line ends in a tab), so they go; so does
+        # leading whitespace (a blank first line, an indented first row): the judge strips predictions.
+        return "\n".join(line.rstrip() for line in text.strip().splitlines())

@@ -97,7 +97,7 @@ class SweDomain(Domain):
         from .codec import BashCall
 
         try:
-            return self.action_codec.render(self.action_codec.parse(body))
+            return self.action_codec.canonical(body)
         except CodecError:
             text = body.strip()
             if not text or text.startswith(("{", "[", "```")):
@@ -105,7 +105,7 @@ class SweDomain(Domain):
             return self.action_codec.render(BashCall(text))
 
     def to_awb_action(self, action: str) -> str:
-        return "```json\n" + self.action_codec.render(self.action_codec.parse(action)) + "\n```"
+        return "```json\n" + self.action_codec.canonical(action) + "\n```"
 
     def from_awb_observation(self, body: str) -> str:
         return body

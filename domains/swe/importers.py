@@ -124,7 +124,7 @@ def _is_demo(message: dict[str, Any]) -> bool:
 def _make_turn(action_text: str, observation: str, tool_calls: list[Any] | None, meta: dict[str, Any]) -> Turn:
     meta = {"source_action": action_text, **meta}
     try:
-        action = _CODEC.render(_action_from_step(action_text, tool_calls))
+        action = _CODEC.render_canonical(_action_from_step(action_text, tool_calls))
     except CodecError as exc:
         action = action_text
         meta["unparsed_action"] = str(exc)

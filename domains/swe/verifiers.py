@@ -1,6 +1,9 @@
 """Deterministic checks of SWE observations (editor messages, ``cat -n`` views, bash trailers).
 
 Each verifier returns ``None`` where it does not apply, so it never judges what the history leaves open.
+Text that is none of the outputs a command can print (no editor message, no window or search result and
+none of SWE-agent's messages, no state line where every earlier observation had one) fails the verifiers
+of that command instead: random text earns no verifier credit.
 They share one replay of the history per turn (``ctx.state["swe.replay"]``); see :mod:`awctl_domains.swe.replay`.
 
 Trajectories imported from logs whose bash observations have no exit-code trailer (SWE-agent's) carry
@@ -15,13 +18,14 @@ import re
 from awctl.domain import TurnContext, Verifier, VerifyResult, verifier
 
 from . import editor as ed
-from .bashout import BashResult, convention, parse_result
+from .bashout import BashResult, convention, parse_result, state_line_established
 from .classic import (
     EDIT_REJECTED,
     ClassicCall,
     Window,
     dir_row,
     file_row,
+    is_interface_message,
     parse_search,
     parse_windows,
     split_state,
@@ -63,6 +67,16 @@ ALLOWED_KINDS: dict[str, frozenset[str]] = {
 }
 
 
+# Editor commands whose successful message shows a `cat -n` block (a view of a file, an edit's snippet).
+_SHOWS_NUMBERED = frozenset({"view", "str_replace", "insert", "undo_edit"})
+
+
+def _no_message(name: str, call: EditorCall, what: str) -> VerifyResult:
+    """The failure for an observation that is none of the editor's messages for ``call``."""
+    return VerifyResult(name, False, f"`{call.command}` on {call.path}: matches no str_replace_editor message, so "
+                                     f"{what}")
+
+
 def _replayable(found: tuple[EditorCall, Classified] | None, *commands: str) -> bool:
     """Whether a replay can judge this turn: one of ``commands``, and not an I/O failure (permissions and
     free space are not in the history, so a write error is never ruled out)."""
@@ -101,12 +115,15 @@ def editor_template(ctx: TurnContext) -> VerifyResult | None:
 @verifier("swe.cat_n_lines", "cat -n blocks number lines consecutively, 6 wide, from the right first line")
 def cat_n_lines(ctx: TurnContext) -> VerifyResult | None:
     found = _editor(ctx)
-    if found is None or found[1].numbered is None:
+    if found is None:
         return None
     call, got = found
-    block = got.numbered
-    assert block is not None
     name = "swe.cat_n_lines"
+    block = got.numbered
+    if block is None:
+        if got.kind is None and call.command in _SHOWS_NUMBERED:
+            return _no_message(name, call, "it shows no `cat -n` block")
+        return None
     if block.bad:
         return VerifyResult(name, False, f"not a `cat -n` line: {block.bad[0][:120]!r}")
     if not block.lines:
@@ -167,6 +184,8 @@ def old_str_rule(ctx: TurnContext) -> VerifyResult | None:
     expected = expected_outcome(call, _knowledge(ctx))
     if expected is None:
         # Without the file text only the message's own consistency can be checked.
+        if got.kind is None:
+            return _no_message(name, call, "it reports neither no match, several matches nor the edit")
         if got.kind == "multiple":
             lines = [int(x) for x in re.findall(r"\d+", got.detail)]
             if lines != sorted(set(lines)) or 0 in lines:
@@ -199,7 +218,11 @@ def clipping(ctx: TurnContext) -> VerifyResult | None:
     call, got = found
     count = ctx.observation.count(ed.TRUNCATED_MESSAGE)
     if got.numbered is None:
-        return VerifyResult(name, False, "clipping marker in a message without a view") if count else None
+        if count:
+            return VerifyResult(name, False, "clipping marker in a message without a view")
+        if got.kind is None and call.command in _SHOWS_NUMBERED:
+            return _no_message(name, call, "it shows no view whose clipping could be checked")
+        return None
     block = got.numbered
     if count > 1 or (count == 1 and not block.clipped):
         return VerifyResult(name, False, "the clipping marker must appear once, at the end of the view")
@@ -395,9 +418,12 @@ def expected_open_file(ctx: TurnContext) -> str | None:
 @verifier("swe.session_state", "SWE-agent's state line names the file left open and a cwd that follows the commands")
 def session_state(ctx: TurnContext) -> VerifyResult | None:
     _, state = split_state(ctx.observation)
-    if state is None:
-        return None
     name = "swe.session_state"
+    if state is None:
+        if state_line_established(ctx.trajectory, ctx.index):
+            return VerifyResult(name, False, "last lines: expected SWE-agent's state line `(Open file: ...)` / "
+                                "`(Current directory: ...)` / `bash-$`, as the session shows after every command")
+        return None
     session = _session(ctx)
     want_file = expected_open_file(ctx)
     got_file = resolve(state.open_file, session.cwd) if state.open_file else None
@@ -424,9 +450,12 @@ def window_view(ctx: TurnContext) -> VerifyResult | None:
         return None
     body, _ = split_state(ctx.observation)
     windows = parse_windows(body)
-    if not windows:
-        return None
     name = "swe.window_view"
+    if not windows:
+        if not body.strip() or is_interface_message(body):
+            return None  # a usage, error or warning message: no window to check
+        return VerifyResult(name, False, f"line 1: `{call.command}` prints a window `[File: PATH (N lines total)]` "
+                                         f"or one of SWE-agent's messages, got {body.strip()[:80]!r}")
     for win in windows:
         problems = window_problems(win)
         if problems:
@@ -504,9 +533,12 @@ def search_results(ctx: TurnContext) -> VerifyResult | None:
         return None
     body, _ = split_state(ctx.observation)
     result = parse_search(body)
-    if result is None:
-        return None
     name = "swe.search_results"
+    if result is None:
+        if not body.strip() or is_interface_message(body):
+            return None  # a usage or error message (a missing directory, too many matches...)
+        return VerifyResult(name, False, f"line 1: `{call.command}` prints `Found N matches for ...`, `No matches "
+                                         f"found for ...` or one of SWE-agent's messages, got {body.strip()[:80]!r}")
     session = _session(ctx)
     term = str(call.get("file_name") if call.command == "find_file" else call.get("search_term"))
     if result.term != term:

@@ -1,4 +1,5 @@
 import json
+from dataclasses import replace
 
 import pytest
 from awctl_domains.swe.codec import (
@@ -110,3 +111,45 @@ def test_agentworldbench_hooks_use_a_fenced_json_call():
     assert domain.from_awb_action(body) == action
     assert domain.from_awb_action('{"name": "bash", "arguments": {"command": "ls"}}') == action
     assert domain.to_awb_observation("x\n[exit_code: 0] [cwd: /testbed]") == "x\n[exit_code: 0] [cwd: /testbed]"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"tool": "bash",  "command": "ls"}',
+        '{"tool": "str_replace_editor",\n "command": "view", "path": "/testbed/a.py"}',
+        '```json\n{"tool": "submit"}\n```',
+        "str_replace_editor view /testbed/a.py --view_range 1 20",
+        '{"name": "bash", "arguments": "{\\"command\\": \\"ls\\"}"}',
+        "open tempconv/convert.py 60",
+    ],
+)
+def test_render_gives_back_the_text_an_unchanged_action_was_read_from(text):
+    action = codec.parse(text)
+    assert codec.render(action) == text
+    canonical = codec.canonical(text)
+    assert "\n" not in canonical and codec.parse(canonical) == action and codec.render(codec.parse(canonical)) == canonical
+
+
+def test_an_edited_action_renders_canonically():
+    edited = replace(codec.parse('{"tool": "bash",  "command": "ls"}'), command="pwd")
+    assert codec.render(edited) == '{"tool": "bash", "command": "pwd"}'
+
+
+@pytest.mark.parametrize("text", ["x\n\n[exit_code: 0] [cwd: /t]", "[exit_code: 0] [cwd: /t]\n", "plain\n", ""])
+def test_observation_render_gives_back_the_parsed_text(text):
+    obs_codec = SweObservationCodec()
+    assert obs_codec.render(obs_codec.parse(text)) == text
+
+
+def test_an_edited_bash_observation_renders_in_the_trailer_layout():
+    obs_codec = SweObservationCodec()
+    edited = replace(obs_codec.parse("x\n\n[exit_code: 0] [cwd: /t]"), exit_code=1)
+    assert obs_codec.render(edited) == "x\n[exit_code: 1] [cwd: /t]"
+
+
+@pytest.mark.parametrize("text", ["\r\ndiff --git a/x b/x\r\n", " tempconv/convert.py | 6 ++++--\n 1 file changed",
+                                  "     1\tx = 1\n     2\t"])
+def test_normalize_is_blind_to_what_the_judge_strips(text):
+    obs_codec = SweObservationCodec()
+    assert obs_codec.normalize(text) == obs_codec.normalize(text.strip())

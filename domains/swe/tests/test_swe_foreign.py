@@ -230,3 +230,72 @@ def test_faults_return_none_where_they_do_not_apply():
     traj = _traj([(BashCall("ls"), "a.py")])
     rng = random.Random(0)
     assert all(f.plant(TurnContext.at(traj, 0), rng) is None for f in DOMAIN.faults())
+
+
+# ── no credit for random text; a stripped reference is perfect ─────────────────────────────────────
+
+
+def test_random_text_earns_no_verifier_credit_on_any_recorded_turn(trajectories):
+    rng = random.Random(7)
+    alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 .,;:-_/"
+    credited, checked = [], 0
+    for traj in trajectories:
+        for i, turn in enumerate(traj.turns):
+            for size in (80, max(8, len(turn.observation))):
+                garbage = "".join(rng.choice(alphabet) for _ in range(size))
+                for v in DOMAIN.verifiers():
+                    ref = v(TurnContext.at(traj, i))
+                    if ref is None or not ref.ok:
+                        continue
+                    checked += 1
+                    got = v(TurnContext.at(traj, i, garbage))
+                    if got is None or got.ok:
+                        credited.append(f"{v.name} {'abstains' if got is None else 'passes'} on {traj.id} turn {i}")
+    assert checked >= 150 and not credited, credited[:10]
+
+
+def test_a_recorded_turn_stripped_as_the_judge_strips_it_keeps_every_verdict_and_compares_equal(trajectories):
+    normalize = DOMAIN.observation_codec.normalize
+    lost = []
+    for traj in trajectories:
+        for i, turn in enumerate(traj.turns):
+            stripped = turn.observation.strip()
+            assert normalize(stripped) == normalize(turn.observation)
+            for v in DOMAIN.verifiers():
+                ref, got = v(TurnContext.at(traj, i)), v(TurnContext.at(traj, i, stripped))
+                if ref is not None and ref.ok and (got is None or not got.ok):
+                    lost.append(f"{v.name} on {traj.id} turn {i}: {got}")
+    assert not lost, lost[:10]
+
+
+def test_classic_commands_fail_text_that_is_neither_their_output_nor_one_of_their_messages():
+    state = "\n(Open file: /r/a.py)\n(Current directory: /r)\nbash-$"
+    window = "[File: /r/a.py (2 lines total)]\n1:x = 1\n2:y = 2" + state
+    found = 'Found 1 matches for "a.py" in /r:\n/r/a.py' + state
+    traj = _traj([(ClassicCall("open", (("path", "/r/a.py"),)), window),
+                  (ClassicCall("find_file", (("file_name", "a.py"),)), found)])
+    window_view, search, session_state = (next(v for v in DOMAIN.verifiers() if v.name == n)
+                                          for n in ("swe.window_view", "swe.search_results", "swe.session_state"))
+    assert window_view(TurnContext.at(traj, 0)).ok and search(TurnContext.at(traj, 1)).ok
+    assert session_state(TurnContext.at(traj, 1)).ok
+    # SWE-agent's own messages are no output to check; anything else is not what the command prints.
+    assert window_view(TurnContext.at(traj, 0, "No file open. Use the open command first." + state)) is None
+    assert search(TurnContext.at(traj, 1, "Directory /nope not found" + state)) is None
+    bad = window_view(TurnContext.at(traj, 0, "lorem ipsum" + state))
+    assert not bad.ok and "prints a window" in bad.message
+    bad = search(TurnContext.at(traj, 1, "lorem ipsum" + state))
+    assert not bad.ok and "Found N matches" in bad.message
+    # Every earlier observation ended with the state line: one without it is a failure, not a pass.
+    bad = session_state(TurnContext.at(traj, 1, found[: -len(state)]))
+    assert not bad.ok and "state line" in bad.message
+
+
+def test_editor_checks_fail_text_that_is_no_editor_message():
+    view = EditorCall("view", "/r/a.py")
+    shown = "Here's the result of running `cat -n` on /r/a.py:\n     1\tx = 1\n"
+    traj = _traj([(view, shown)])
+    for name in ("swe.cat_n_lines", "swe.clipping"):
+        verifier = next(v for v in DOMAIN.verifiers() if v.name == name)
+        bad = verifier(TurnContext.at(traj, 0, "lorem ipsum dolor"))
+        assert bad is not None and not bad.ok and "matches no str_replace_editor message" in bad.message
+        assert verifier(TurnContext.at(traj, 0, "The path /r/a.py does not exist. Please provide a valid path.")) is None
