@@ -68,3 +68,22 @@ def test_random_text_earns_no_verifier_credit_in_the_judge_or_the_reward() -> No
         assert judged.details["verifier_rate"] == 0.0
         (reward,) = rewards.score([p], [f"<predicted_observation>\n{garbage}\n</predicted_observation>"])
         assert reward.verifier == 0.0
+
+
+def test_perfect_reference_judges_each_row_against_the_turn_it_evaluates() -> None:
+    # AgentWorldBench files often hold rows for some turns only (first, middle, last): a row must be
+    # answered with its own turn's real observation, not the observation at the row's position.
+    from awctl.conformance.kit import rule_perfect_reference
+    from awctl.formats.agentworldbench import AWCTL_KEY, rows_to_trajectories, trajectory_to_rows
+    from awctl.record import record_episode, scripted_policy
+
+    domain = counter.Counter()
+    task = max(domain.tasks("basic"), key=lambda t: len(t.solution))
+    with domain.real_env() as env:
+        traj = record_episode(domain, env, task, scripted_policy)
+    assert len(traj.turns) >= 3 and traj.turns[1].observation != traj.turns[-1].observation
+    rows = [{k: v for k, v in r.items() if k != AWCTL_KEY} for r in trajectory_to_rows(traj, {"counter": domain})]
+    sparse = [rows[0], rows[-1]]
+    (imported,) = rows_to_trajectories(sparse, {"counter": domain})
+    outcome = rule_perfect_reference(domain, {"counter": domain}, [imported])
+    assert outcome.status == "ok" and outcome.checked == 2, outcome.message

@@ -10,19 +10,19 @@
 
 Rules (each reported by name with a message an author can act on):
 
-``codec.round_trip``        every recorded action and observation renders back byte for byte
-``codec.generated_input``   on generated text, a codec either raises ``CodecError`` or round-trips
-``judge.perfect_reference`` a recorded observation, stripped as the judge strips a prediction, scores
-                            5/5 on every dimension through the deterministic judge
-``verifier.fails_garbage``  every verifier that passes on a recorded observation fails (not abstains) on
-                            random text in its place, so garbage earns no verifier credit
-``verifier.catches_fault``  every verifier has a planted fault (``Domain.faults()``) and catches it on at
-                            least 3 of 4 recorded turns where it applies
-``task.reference_passes``   every task's reference solution passes its checker in the real environment
-``task.noop_fails``         doing nothing fails every task's checker
-``prompt.variants``         the prompt builder gives at least 10 distinct wordings
-``env.reset_reproducible``  resetting the real environment with a seed twice gives the same first
-                            observation
+- ``codec.round_trip``: every recorded action and observation renders back byte for byte.
+- ``codec.generated_input``: on generated text, a codec either raises ``CodecError`` or round-trips.
+- ``judge.perfect_reference``: a recorded observation, stripped as the judge strips a prediction, scores
+  5/5 on every dimension through the deterministic judge (each row answered with its own turn).
+- ``verifier.fails_garbage``: every verifier that passes on a recorded observation fails (not abstains)
+  on random text in its place, so garbage earns no verifier credit.
+- ``verifier.catches_fault``: every verifier has a planted fault (``Domain.faults()``) and catches it on
+  at least 3 of 4 recorded turns where it applies.
+- ``task.reference_passes``: every task's reference solution passes its checker in the real environment.
+- ``task.noop_fails``: doing nothing fails every task's checker.
+- ``prompt.variants``: the prompt builder gives at least 10 distinct wordings.
+- ``env.reset_reproducible``: resetting the real environment with a seed twice gives the same first
+  observation.
 
 Recordings come from the caller (``recordings=``) and, when the domain has a real environment, from
 running its tasks' reference solutions now. A rule that cannot run (no real environment, no recordings)

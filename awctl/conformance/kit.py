@@ -28,6 +28,9 @@ MAX_LISTED = 3
 
 @dataclass
 class RuleOutcome:
+    """The result of one rule: ``status`` is ``ok``, ``fail`` or ``skip``; ``message`` says what failed
+    (or why the rule could not run); ``checked`` counts the items the rule looked at."""
+
     rule: str
     status: str  # ok | fail | skip
     message: str = ""
@@ -36,6 +39,8 @@ class RuleOutcome:
 
 @dataclass
 class ConformanceReport:
+    """Every rule's outcome for one domain, in :data:`RULES` order."""
+
     domain: str
     outcomes: list[RuleOutcome] = field(default_factory=list)
 
@@ -46,19 +51,23 @@ class ConformanceReport:
 
     @property
     def failures(self) -> list[tuple[str, str]]:
+        """``(rule, message)`` of every failed rule."""
         return [(o.rule, o.message) for o in self.outcomes if o.status == "fail"]
 
     @property
     def skipped(self) -> list[tuple[str, str]]:
+        """``(rule, reason)`` of every rule that could not run."""
         return [(o.rule, o.message) for o in self.outcomes if o.status == "skip"]
 
     def text(self) -> str:
+        """One line per rule, for a terminal or an assertion message."""
         lines = [f"conformance of domain {self.domain!r}:"]
         for o in self.outcomes:
             lines.append(f"  {o.status.upper():4} {o.rule}" + (f": {o.message}" if o.message else ""))
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
+        """The report as JSON-able data (``awctl domains check --json``)."""
         return {"domain": self.domain, "ok": self.ok,
                 "rules": [{"rule": o.rule, "status": o.status, "message": o.message, "checked": o.checked}
                           for o in self.outcomes]}
@@ -185,19 +194,22 @@ def rule_generated_input(domain: Domain, trajs: list[Trajectory], examples: int,
 def rule_perfect_reference(domain: Domain, domains: dict[str, Domain], trajs: list[Trajectory]) -> RuleOutcome:
     from awctl.eval.deterministic import DeterministicJudge
     from awctl.eval.judging import judge_rows
-    from awctl.formats.agentworldbench import TurnCodec, trajectory_to_rows
+    from awctl.formats.agentworldbench import TurnCodec, trajectory_to_rows, turn_index
     from awctl.prompts import OBSERVATION_TAG
 
     problems, checked = [], 0
     judge = DeterministicJudge(domains)
     codec = TurnCodec(domain)
     for traj in trajs:
-        rows = trajectory_to_rows(traj, domains)
+        # Rows may cover only some turns (AgentWorldBench files often hold the first, a middle and the last):
+        # each row is answered with the real observation of the turn it evaluates.
+        rows = [r for r in trajectory_to_rows(traj, domains) if turn_index(r) < len(traj.turns)]
         preds = []
-        for turn, row in zip(traj.turns, rows, strict=False):
-            body = codec.render_response(turn.observation.strip())
+        for row in rows:
+            body = codec.render_response(traj.turns[turn_index(row)].observation.strip())
             preds.append({**row, "gen": f"<{OBSERVATION_TAG}>\n{body}\n</{OBSERVATION_TAG}>"})
-        for i, judged in enumerate(judge_rows(preds, judge)):
+        for row, judged in zip(rows, judge_rows(preds, judge), strict=True):
+            i = turn_index(row)
             checked += 1
             dims = {k: judged.get(k) for k in ("format", "factuality", "consistency", "realism", "quality")}
             if judged.get("failed") or any(v != 5 for v in dims.values()):
