@@ -275,7 +275,8 @@ def rule_catches_fault(domain: Domain, trajs: list[Trajectory], seed: int) -> Ru
         if t.verifier not in names:
             continue
         if t.planted == 0:
-            problems.append(f"fault {t.fault!r} could not be planted in any recorded turn")
+            problems.append(f"fault {t.fault!r} could not be planted in any recorded turn (no turn where "
+                            f"{t.verifier!r} applies: pass recordings that have one, -r FILE or recordings=)")
         elif t.caught * 4 < t.planted * 3:
             why = ", ".join(f"{m['trajectory']} turn {m['turn']} ({m['why']})" for m in t.missed[:2])
             problems.append(f"{t.verifier!r} caught fault {t.fault!r} on {t.caught}/{t.planted} turns: {why}")
