@@ -129,3 +129,43 @@ def test_decoding_reuses_freed_memory_instead_of_page_faulting_every_step(tmp_pa
     assert got["prompt"] > 500 and got["steps"] == 60, got
     # Without reuse: >= 2 tensors x ~10,000 pages per step. With reuse: the first pass over the heap only.
     assert got["faults"] / got["steps"] < 4000, got
+
+
+def test_the_awctl_command_makes_openmp_workers_sleep_before_anything_imports_torch() -> None:
+    # A recipe's prep stage loads a tokenizer (which imports torch) before its eval stage builds a backend,
+    # so the command sets the policy first; torch loaded afterwards anywhere in the process uses it.
+    got = run_python("""
+        import json, os, time
+        from awctl.cli.main import main
+        try:
+            main(["--version"])
+        except SystemExit:
+            pass
+        import torch
+        torch.set_num_threads(2)
+        x = torch.ones(1 << 20)
+        x.add_(1)
+        before, start = thread_ticks(), time.perf_counter()
+        for _ in range(60):
+            x.add_(1)
+            time.sleep(0.01)
+        wall = time.perf_counter() - start
+        after = thread_ticks()
+        main_tid = str(os.getpid())
+        workers = sum(after[t] - before.get(t, 0) for t in after if t != main_tid)
+        print(json.dumps({"worker_s": workers / os.sysconf("SC_CLK_TCK"), "wall_s": wall,
+                          "policy": os.environ.get("OMP_WAIT_POLICY")}))
+    """)
+    assert got["policy"] == "PASSIVE"
+    assert got["worker_s"] < 0.15 * got["wall_s"], got
+
+
+def test_a_wait_policy_the_user_set_is_kept() -> None:
+    got = run_python("""
+        import json, os
+        from awctl.models.backends.cpu_runtime import import_torch, prefer_idle_openmp_workers
+        prefer_idle_openmp_workers()
+        import_torch()
+        print(json.dumps({"policy": os.environ.get("OMP_WAIT_POLICY")}))
+    """, OMP_WAIT_POLICY="ACTIVE")
+    assert got["policy"] == "ACTIVE"

@@ -89,6 +89,9 @@ def main(argv: list[str] | None = None) -> None:
 
     args = sys.argv[1:] if argv is None else argv
     debug = "--debug" in args or bool(os.environ.get("AWCTL_DEBUG"))
+    from awctl.models.backends.cpu_runtime import prefer_idle_openmp_workers
+
+    prefer_idle_openmp_workers()  # before anything imports torch: idle CPU threads sleep instead of spinning
     try:
         rc = cli.main(args=args, prog_name="awctl", standalone_mode=False)
     except click.exceptions.Abort as exc:

@@ -17,7 +17,7 @@ the kernel):
 * **OpenMP wait policy.** torch's OpenMP workers spin (busy-wait) after every parallel region before they
   sleep. When other processes share the cores, a spinning worker burns the time slice the thread it waits
   for needs: on 2 cores with a load of about 5, generation took 74 s with the default policy and 11 s with
-  idle workers asleep (:func:`import_torch`).
+  idle workers asleep (:func:`prefer_idle_openmp_workers`, :func:`import_torch`).
 * **Threads.** torch sizes its pool from the CPU affinity mask; a container limited by a CPU quota
   (cgroup ``cpu.max``) can run fewer threads at once than that: :func:`limit_threads` caps the pool at
   :func:`usable_cores`.
@@ -68,6 +68,23 @@ def usable_cores() -> int:
         if quota != "max":
             cores = min(cores, max(1, math.ceil(int(quota) / int(period))))
     return max(1, cores)
+
+
+def prefer_idle_openmp_workers() -> bool:
+    """For a program's entry point (the ``awctl`` command calls it first): OpenMP workers of this process
+    and the processes it starts sleep while idle (``OMP_WAIT_POLICY=PASSIVE``), unless a policy is set
+    already. Returns whether torch will load with a policy from the environment (False when torch is
+    imported already: libgomp read its policy then).
+
+    Needed besides :func:`import_torch` because torch is often imported before a backend is built
+    (loading a tokenizer imports it), e.g. by a recipe's ``prep`` stage before its ``eval`` stage. The
+    sandboxes of the real environments start with an environment of their own, so recorded observations
+    do not see the variable.
+    """
+    if "torch" in sys.modules:
+        return False
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    return True
 
 
 def import_torch() -> ModuleType:
