@@ -8,7 +8,8 @@ skip is a failure instead, unless the test says the skip has nothing to do with 
     @pytest.mark.not_a_component("root ignores file permissions")
 
 Loaded for awctl's own suite through ``addopts = -p awctl.testing``; a plugin package can load it the
-same way to hold its own CI to the same rule.
+same way to hold its own CI to the same rule. Loading it also lets idle OpenMP workers of the test
+processes sleep instead of spinning (as the ``awctl`` command does), which matters on shared CI cores.
 """
 
 from __future__ import annotations
@@ -19,7 +20,12 @@ from typing import Any
 
 import pytest
 
+from awctl.models.backends.cpu_runtime import prefer_idle_openmp_workers
+
 STRICT_ENV = "AWCTL_STRICT_COMPONENTS"
+
+# Before any test module imports torch (libgomp reads the policy once, when torch loads).
+prefer_idle_openmp_workers()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
