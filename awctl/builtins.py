@@ -23,6 +23,8 @@ STAGES: dict[str, str] = {
     "cpt": "awctl.stages.train:CptStage",
     "sft": "awctl.stages.train:SftStage",
     "rl": "awctl.stages.train:RlStage",
+    "agent_train": "awctl.stages.agent:AgentTrainStage",
+    "agent_eval": "awctl.stages.agent:AgentEvalStage",
 }
 
 BACKENDS: dict[str, tuple[str, str]] = {

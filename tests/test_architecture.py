@@ -22,7 +22,7 @@ LAYERS: dict[str, int] = {
     "awctl.cli": 0,
     "awctl.runner": 1, "awctl.recipe": 1, "awctl.stages": 1, "awctl.builtins": 1, "awctl.testing": 1,
     "awctl.plugins": 2,
-    "awctl.rl": 3, "awctl.conformance": 3,
+    "awctl.rl": 3, "awctl.conformance": 3, "awctl.agent": 3,
     "awctl.train": 4, "awctl.eval": 4,
     "awctl.data": 5, "awctl.sim": 5, "awctl.record": 5, "awctl.report": 5,
     "awctl.envs": 6, "awctl.models": 6,
