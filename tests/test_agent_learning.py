@@ -31,15 +31,15 @@ def lamps_registry(monkeypatch):
 
 def _success_rates(model_dir: Path, domain, groups: int = 4, per_task: int = 8) -> list[float]:
     """Success rate over every task, ``per_task`` sampled episodes each, once per group of seeds."""
+    from awctl.agent.envs import real_envs
     from awctl.agent.evaluate import evaluate_agent
     from awctl.agent.policy import AgentPolicy
-    from awctl.agent.rollout import RealEnvFactory
     from awctl.train.model import load_for_training
 
     model, tok = load_for_training(model_dir)
     policy = AgentPolicy(model.eval(), tok, domain, max_action_tokens=8, temperature=1.0)
     tasks = domain.tasks("all")
-    return [evaluate_agent(policy, RealEnvFactory(domain), tasks, seeds=[1000 * g + k for k in range(per_task)],
+    return [evaluate_agent(policy, real_envs(domain), tasks, seeds=[1000 * g + k for k in range(per_task)],
                            concurrency=32).rate for g in range(groups)]
 
 

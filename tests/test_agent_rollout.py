@@ -39,12 +39,13 @@ def tiny():
 
 
 def _engine(lamps, tiny, *, strict=False, **kw):
+    from awctl.agent.envs import real_envs
     from awctl.agent.policy import AgentPolicy
-    from awctl.agent.rollout import RealEnvFactory, RolloutEngine
+    from awctl.agent.rollout import RolloutEngine
 
     domain = lamps.Lamps(strict=strict)
     policy = AgentPolicy(*tiny, domain, max_action_tokens=kw.pop("max_action_tokens", 6), temperature=1.0)
-    return RolloutEngine(policy, RealEnvFactory(domain), **kw), policy
+    return RolloutEngine(policy, real_envs(domain), **kw), policy
 
 
 def test_a_hanging_environment_step_is_cut_by_its_timeout(lamps, tiny) -> None:

@@ -35,12 +35,13 @@ def _trainer(tmp_path: Path, steps: int = 1):
 
 
 def _episodes(lamps, model, tok, *, tasks=2, group=2, seed=0):
+    from awctl.agent.envs import real_envs
     from awctl.agent.policy import AgentPolicy
-    from awctl.agent.rollout import RealEnvFactory, RolloutEngine
+    from awctl.agent.rollout import RolloutEngine
 
     domain = lamps.Lamps(strict=False)  # the random policy's actions reach the env: observations follow
     policy = AgentPolicy(model, tok, domain, max_action_tokens=5, temperature=1.0)
-    engine = RolloutEngine(policy, RealEnvFactory(domain), step_timeout_s=10.0, concurrency=4)
+    engine = RolloutEngine(policy, real_envs(domain), step_timeout_s=10.0, concurrency=4)
     return engine.run(domain.tasks("all")[:tasks], group_size=group, seed=seed), policy, engine
 
 
@@ -78,8 +79,9 @@ def test_observation_tokens_carry_zero_policy_loss_weight(tmp_path: Path, lamps)
 
 
 def test_rollout_token_ids_are_the_ids_the_update_trains_on(tmp_path: Path, lamps) -> None:
+    from awctl.agent.envs import real_envs
     from awctl.agent.policy import AgentPolicy
-    from awctl.agent.rollout import RealEnvFactory, RolloutEngine
+    from awctl.agent.rollout import RolloutEngine
     from awctl.agent.train import AgentRlSettings, fit_agent
 
     trainer = _trainer(tmp_path)
@@ -93,7 +95,7 @@ def test_rollout_token_ids_are_the_ids_the_update_trains_on(tmp_path: Path, lamp
         return real_sample(prompts, seeds)
 
     policy.sampler.sample = recording_sample  # type: ignore[method-assign]
-    engine = RolloutEngine(policy, RealEnvFactory(domain), step_timeout_s=10.0, concurrency=4)
+    engine = RolloutEngine(policy, real_envs(domain), step_timeout_s=10.0, concurrency=4)
     seen_by_model: list[torch.Tensor] = []
     module = trainer.engine.module
     forward = module.forward
@@ -143,13 +145,13 @@ def test_sampled_logprobs_match_the_policy_recomputed_on_the_same_tokens(tmp_pat
 
 def test_behaviour_cloning_episodes_use_the_rollout_layout(tmp_path: Path, lamps) -> None:
     from awctl.agent.bc import record_references, reference_episodes
+    from awctl.agent.envs import real_envs
     from awctl.agent.policy import AgentPolicy
-    from awctl.agent.rollout import RealEnvFactory
 
     trainer = _trainer(tmp_path)
     domain = lamps.Lamps()
     policy = AgentPolicy(trainer.engine.module, trainer.tokenizer, domain, max_action_tokens=5)
-    refs = record_references(RealEnvFactory(domain), domain.tasks("all")[:3])
+    refs = record_references(real_envs(domain), domain.tasks("all")[:3])
     assert all(r.ok for r in refs) and [r.observations for r in refs][0] == ["tree is now on"]
     episodes = reference_episodes(policy, refs)
     e = episodes[0]

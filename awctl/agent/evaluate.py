@@ -90,11 +90,11 @@ def summarize(episodes: list[Episode], *, wall_s: float, policy_s: float) -> Age
 def evaluate_agent(policy: Any, env_factory: Any, tasks: list[Task], *, seeds: list[int] | None = None,
                    max_turns: int | None = None, concurrency: int = 4, step_timeout_s: float = 60.0,
                    episode_timeout_s: float = 600.0, reward: Any = None, max_context_tokens: int | None = None,
-                   on_episode: Any = None) -> AgentEval:
+                   on_episode: Any = None, executor: Any = None) -> AgentEval:
     """Play every task once per seed (default ``[0]``) and summarise (see the module docstring)."""
     engine = RolloutEngine(policy, env_factory, max_turns=max_turns, step_timeout_s=step_timeout_s,
                            episode_timeout_s=episode_timeout_s, concurrency=concurrency, reward=reward,
-                           max_context_tokens=max_context_tokens, on_episode=on_episode)
+                           max_context_tokens=max_context_tokens, on_episode=on_episode, executor=executor)
     t0 = time.perf_counter()
     episodes: list[Episode] = []
     policy_s = 0.0

@@ -20,7 +20,9 @@ An action the domain's action codec cannot parse never reaches the environment: 
 is the observation (as a real harness answers) and the episode counts it in ``invalid_actions``.
 
 Wall time is split: each episode's ``policy_s`` is the time of the sampling calls it waited on and
-``env_s`` the time of its environment calls; :attr:`RolloutEngine.stats` has the run's totals.
+``env_s`` the time of its environment calls; :attr:`RolloutEngine.stats` has the run's totals. ``run``
+returns once the environments of its finished episodes are closed (a close that hangs is left behind
+after ``step_timeout_s``).
 """
 
 from __future__ import annotations
@@ -36,53 +38,20 @@ from typing import Any, Protocol
 
 from awctl.agent.episode import AgentTurn, Episode
 from awctl.agent.rewards import RewardFn, RewardOutcome, checker_reward
-from awctl.domain import Domain, Task
+from awctl.domain import Task
 from awctl.env import Environment, StepResult
 from awctl.errors import AwctlError, CodecError
 
 
 class EnvFactory(Protocol):
-    """Makes one environment session per episode. ``kind``: ``real`` | ``sim`` | ``hybrid``."""
+    """Makes one environment session per episode. ``kind``: ``real`` | ``sim`` | ``hybrid``
+    (:mod:`awctl.agent.envs` builds them: real pools, simulators over one world model, hybrids)."""
 
     kind: str
 
     def make(self, task: Task, slot: int) -> Environment: ...
 
     def close(self) -> None: ...
-
-
-class RealEnvFactory:
-    """A fresh real environment of ``domain`` per episode (``domain.real_env(settings)``)."""
-
-    kind = "real"
-
-    def __init__(self, domain: Domain, settings: dict[str, Any] | None = None) -> None:
-        ok, why = domain.real_env_status()
-        if not ok:
-            from awctl.errors import EnvironmentUnavailable
-
-            raise EnvironmentUnavailable(f"domain {domain.name!r} has no usable real environment here: {why}",
-                                         hint="`awctl doctor` lists what each real environment needs")
-        self.domain, self.settings = domain, settings
-
-    def make(self, task: Task, slot: int) -> Environment:
-        env = self.domain.real_env(self.settings)
-        if env is None:
-            raise AwctlError(f"domain {self.domain.name!r} returned no real environment")
-        return env
-
-    def close(self) -> None:
-        """Nothing is pooled: each episode's environment is closed by the engine."""
-
-
-def real_env_factory(domain: Domain, settings: dict[str, Any] | None = None) -> EnvFactory:
-    """The real environment pool of ``domain``: :func:`awctl.agent.envs.real_envs` when that module exists,
-    else a fresh :class:`RealEnvFactory` session per episode."""
-    try:
-        from awctl.agent.envs import real_envs  # type: ignore[attr-defined]
-    except ImportError:
-        return RealEnvFactory(domain, settings)
-    return real_envs(domain, settings)
 
 
 # ── workers ──────────────────────────────────────────────────────────────────────────────────────────
@@ -221,6 +190,7 @@ class RolloutEngine:
         Episode ``j`` samples with seed ``seed * 1_000_003 + j``. Never raises for an episode."""
         t0 = time.perf_counter()
         self.stats = RolloutStats()
+        self._closing: list[Future[Any]] = []
         jobs = deque((i * group_size + g, i, task) for i, task in enumerate(tasks) for g in range(group_size))
         results: dict[int, Episode] = {}
         live: dict[int, _Live] = {}
@@ -250,6 +220,10 @@ class RolloutEngine:
                 self._count(lv.episode)
                 if self.on_episode is not None:
                     self.on_episode(lv.episode)
+        # Environments of finished episodes are closed before the run returns (their resources are free for
+        # the next one); a close that hangs is left to its daemon thread after step_timeout_s.
+        if self._closing:
+            wait(self._closing, timeout=self.step_timeout_s)
         self.stats.wall_s = time.perf_counter() - t0
         return [results[j] for j in sorted(results)]
 
@@ -336,7 +310,7 @@ class RolloutEngine:
         self._submit(lv, self.reward, (lv.env, lv.task, lv.episode), self.check_timeout_s)
 
     def _close(self, lv: _Live) -> None:
-        lv.worker.submit(_close_quietly, lv.env)
+        self._closing.append(lv.worker.submit(_close_quietly, lv.env))
         lv.worker.stop()
         lv.state = "finished"
         lv.episode.wall_s = time.monotonic() - lv.started
@@ -353,7 +327,7 @@ class RolloutEngine:
         if lv.future is not None and not lv.future.done():
             abandon(lv.env)  # its worker is stuck in a call: close from elsewhere, never wait
         else:
-            lv.worker.submit(_close_quietly, lv.env)
+            self._closing.append(lv.worker.submit(_close_quietly, lv.env))
         lv.worker.stop()
         lv.future = None
         lv.state = "finished"

@@ -156,7 +156,10 @@ def _draw(trainer: Trainer, engine: Any, tasks: list[Task], s: AgentRlSettings) 
     while len(kept) // G < need and drawn < cap:
         count = min(need - len(kept) // G, cap - drawn)
         start = trainer.position
-        chosen = [tasks[i] for i in prompt_order(len(tasks), trainer.seed, start, count)]
+        # A controllable simulator's curriculum decides which tasks this step may draw.
+        tasks_for = getattr(engine.factory, "tasks_for", None)
+        pool = tasks_for(trainer.step, tasks) if tasks_for is not None else tasks
+        chosen = [pool[i] for i in prompt_order(len(pool), trainer.seed, start, count)]
         trainer.position += count
         drawn += count
         ids += [t.id for t in chosen]
@@ -266,6 +269,9 @@ def fit_agent(trainer: Trainer, engine: Any, tasks: list[Task], settings: AgentR
         values["seconds"] = round(time.perf_counter() - t0, 3)
         if kls:
             values["kl"] = float(np.mean(kls))
+        env_stats = getattr(engine.factory, "stats", None)
+        if env_stats is not None:  # pools, routing (hybrid), perturbations injected (sim)
+            values["env_stats"] = env_stats()
         result.losses[trainer.step] = loss_total
         result.rewards[trainer.step] = values["reward"]
         result.success[trainer.step] = values["success_rate"]

@@ -104,6 +104,10 @@ class AgentEnvOptions(BaseModel):
     step_timeout_s: float = Field(60.0, gt=0)
     episode_timeout_s: float = Field(600.0, gt=0)
     top_p: float = Field(1.0, gt=0, le=1)
+    executor: Literal["in-process", "ray"] = Field("in-process", description="where environments, the world model "
+                                                                             "and the sampler run")
+    executor_options: dict[str, Any] = Field(default_factory=dict, description="RayExecutor options (address, "
+                                                                                "num_cpus, env_hosts...)")
     episode_tokens: bool = Field(True, description="write token ids and log-probs into episodes.jsonl")
 
     @field_validator("domain")
@@ -160,58 +164,65 @@ def _resolve_model(ctx: StageContext, options: dict[str, Any]) -> dict[str, Any]
 
 def blind_spot_families(ctx: StageContext, value: str | list[str] | None, count: int = 5) -> set[str]:
     """Families from a list, or the ``count`` worst imperfect families of an audit (``@stage.audit`` or an
-    ``audit.json`` path)."""
-    from awctl.errors import AwctlError
+    ``audit.json`` path; :func:`awctl.agent.envs.blind_spots_from_audit`)."""
+    from awctl.agent.envs import blind_spots_from_audit
 
     if value is None:
         return set()
     if isinstance(value, list):
         return set(value)
-    path = Path(ctx.resolve_input(value))
-    if path.is_dir():
-        path = path / "audit.json"
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise AwctlError(f"{path}: cannot read the audit's blind spots ({exc})",
-                         hint="pass blind_spots = '@audit.audit' or a list of action families") from None
-    fams = [f for f in data.get("families", []) if f.get("score", 100) < 100 or f.get("exact_rate", 1) < 1]
-    return {str(f["family"]) for f in fams[:count]}
+    return blind_spots_from_audit(ctx.resolve_input(value), count=count)
 
 
-def env_factory(ctx: StageContext, opts: AgentEnvOptions, domain: Any, stack: contextlib.ExitStack) -> Any:
-    """The environment factory of ``opts.env``; resources it opens are closed by ``stack``."""
-    from awctl.agent.rollout import real_env_factory
+def env_factory(ctx: StageContext, opts: AgentEnvOptions, domain: Any, executor: Any,
+                stack: contextlib.ExitStack) -> Any:
+    """The environment factory of ``opts.env``, placed by ``executor`` (in this process, or on Ray actors);
+    what it opens is closed by ``stack``."""
+    import functools
+
+    from awctl.agent import envs
     from awctl.errors import AwctlError
 
     settings = ctx.project.domain_settings(opts.domain)
-    if opts.env == "real":
-        factory = real_env_factory(domain, settings)
+
+    def placed(factory: Any) -> Any:
         stack.callback(factory.close)
-        return factory
-    try:
-        from awctl.agent import envs  # type: ignore[attr-defined]
-    except ImportError:
-        raise AwctlError(f"env = {opts.env!r} needs awctl.agent.envs, which is not installed in this build",
-                         hint="use env = 'real'") from None
+        out = executor.envs(factory)
+        if out is not factory:
+            stack.callback(out.close)
+        return out
+
+    if opts.env == "real":
+        return placed(envs.real_envs(domain, settings))
     if opts.world_model is None:
         raise AwctlError(f"env = {opts.env!r} needs a world model",
                          hint="set world_model = { backend = ..., options = { model = ... } }")
     wm = opts.world_model
-    backend = ctx.registry.build_backend(wm.backend, **_resolve_model(ctx, wm.options))
+    options = _resolve_model(ctx, wm.options)
+    if executor.name == "in-process":
+        backend = ctx.registry.build_backend(wm.backend, **options)
+    else:  # built inside the executor's world-model actor, from the plugin registry there
+        from awctl.plugins import build_backend
+
+        backend = executor.world_model(functools.partial(build_backend, wm.backend, **options))
     stack.callback(backend.close)
-    schedule = envs.SimSchedule(**opts.schedule) if opts.schedule else None
-    sim = envs.sim_envs(domain, backend, style=wm.style, schedule=schedule, sim_options=dict(wm.sim_options))
-    stack.callback(sim.close)
+    sim = envs.sim_envs(domain, backend, style=wm.style, schedule=opts.schedule, sim_options=dict(wm.sim_options))
     if opts.env == "sim":
-        return sim
-    real = real_env_factory(domain, settings)
+        return placed(sim)
+    stack.callback(sim.close)
+    real = envs.real_envs(domain, settings)
     stack.callback(real.close)
     blind = blind_spot_families(ctx, opts.blind_spots, opts.blind_spot_count)
     ctx.log.info("hybrid environment", blind_spots=sorted(blind))
-    hybrid = envs.hybrid_envs(domain, real, sim, blind)
-    stack.callback(hybrid.close)
-    return hybrid
+    return placed(envs.hybrid_envs(domain, real, sim, blind))
+
+
+def make_executor(opts: AgentEnvOptions, stack: contextlib.ExitStack) -> Any:
+    from awctl.agent.executors import make_executor as make
+
+    executor = make(opts.executor, **opts.executor_options)
+    stack.callback(executor.close)
+    return executor
 
 
 def reward_fn(ctx: StageContext, opts: AgentEnvOptions, domain: Any, kind: str, stack: contextlib.ExitStack) -> Any:
@@ -274,11 +285,10 @@ def run_bc(ctx: StageContext, opts: AgentTrainOptions, domain: Any, tasks: list[
            start: str, tokenizer: str | None) -> tuple[Path, dict[str, Any]]:
     """Behaviour cloning on the tasks' reference solutions; returns the BC checkpoint and its summary."""
     from awctl.agent.bc import fit_bc, record_references, reference_episodes
-    from awctl.agent.rollout import real_env_factory
+    from awctl.agent.envs import real_envs
     from awctl.errors import AwctlError
 
-    refs_factory = factory if opts.bc.env == "train" else real_env_factory(
-        domain, ctx.project.domain_settings(opts.domain))
+    refs_factory = factory if opts.bc.env == "train" else real_envs(domain, ctx.project.domain_settings(opts.domain))
     refs = record_references(refs_factory, tasks, workers=opts.concurrency, seed=seed)
     if refs_factory is not factory:
         refs_factory.close()
@@ -304,6 +314,36 @@ def run_bc(ctx: StageContext, opts: AgentTrainOptions, domain: Any, tasks: list[
     return result.checkpoint, summary
 
 
+def _sampler(opts: AgentTrainOptions, trainer: Any, executor: Any, stack: contextlib.ExitStack) -> Any:
+    """The policy's sampler: ``None`` (transformers on the live policy, in this process), a colocated vLLM
+    engine (``generation = "vllm"``), or, with the Ray executor, a sampler actor; the last two are brought
+    up to the policy's weights before every rollout (``sync``)."""
+    import copy
+    import functools
+
+    from awctl.models.backends.common import stop_token_ids
+
+    stops = stop_token_ids(trainer.tokenizer, getattr(trainer.engine.module, "generation_config", None))
+    if opts.generation == "vllm":
+        from awctl.agent.policy import VLLMSampler
+
+        make: Any = functools.partial(VLLMSampler, trainer.base_model, trainer.tokenizer, stops,
+                                      max_new_tokens=opts.max_action_tokens, temperature=opts.temperature,
+                                      top_p=opts.top_p, options=opts.vllm_options)
+    elif executor.name != "in-process":
+        from awctl.agent.policy import TransformersSampler
+
+        # The actor gets its own copy of the policy (on CPU); sync() sends the weights of every step.
+        make = functools.partial(TransformersSampler, copy.deepcopy(trainer.engine.module).cpu().eval(),
+                                 trainer.tokenizer, stops, max_new_tokens=opts.max_action_tokens,
+                                 temperature=opts.temperature, top_p=opts.top_p)
+    else:
+        return None
+    sampler = executor.sampler(make)
+    stack.callback(sampler.close)
+    return sampler
+
+
 def run_agent_train(ctx: StageContext, opts: AgentTrainOptions) -> StageResult:
     """What ``agent_train`` runs (see the module docstring)."""
     import gc
@@ -321,7 +361,8 @@ def run_agent_train(ctx: StageContext, opts: AgentTrainOptions) -> StageResult:
     outputs: dict[str, Path] = {}
     summary: dict[str, Any] = {"env": opts.env, "tasks": len(tasks)}
     with contextlib.ExitStack() as stack:
-        factory = env_factory(ctx, opts, domain, stack)
+        executor = make_executor(opts, stack)
+        factory = env_factory(ctx, opts, domain, executor, stack)
         kind = getattr(factory, "kind", opts.env)
         if opts.bc.enabled:
             bc_ckpt, bc_summary = run_bc(ctx, opts, domain, tasks, factory, seed, start, tokenizer)
@@ -331,20 +372,12 @@ def run_agent_train(ctx: StageContext, opts: AgentTrainOptions) -> StageResult:
             summary.update(bc_summary)
         spec = TrainSpec.model_validate(opts.model_dump(include=set(TrainSpec.model_fields)))
         trainer = _trainer(ctx, spec, start, ctx.stage_dir / "train", seed, "gspo", tokenizer)
-        sampler = None
-        if opts.generation == "vllm":
-            from awctl.agent.policy import VLLMSampler
-            from awctl.models.backends.common import stop_token_ids
-
-            stops = stop_token_ids(trainer.tokenizer, getattr(trainer.engine.module, "generation_config", None))
-            sampler = VLLMSampler(trainer.base_model, trainer.tokenizer, stops, max_new_tokens=opts.max_action_tokens,
-                                  temperature=opts.temperature, top_p=opts.top_p, options=opts.vllm_options)
-            stack.callback(sampler.close)
+        sampler = _sampler(opts, trainer, executor, stack)
         policy = _policy(trainer.engine.module, trainer.tokenizer, domain, opts, opts.temperature, sampler)
         engine = RolloutEngine(policy, factory, max_turns=opts.max_turns, step_timeout_s=opts.step_timeout_s,
                                episode_timeout_s=opts.episode_timeout_s, concurrency=opts.concurrency,
                                reward=reward_fn(ctx, opts, domain, kind, stack),
-                               max_context_tokens=opts.max_context_tokens)
+                               max_context_tokens=opts.max_context_tokens, executor=executor)
         ref = None
         if opts.beta:
             from awctl.train.model import load_for_training
@@ -367,7 +400,7 @@ def run_agent_train(ctx: StageContext, opts: AgentTrainOptions) -> StageResult:
                 sampler.sync(trainer.engine.module, trainer.step)
 
         result = fit_agent(trainer, engine, tasks, settings, ref_model=ref,
-                           sampler_kind="vllm" if sampler is not None else "transformers",
+                           sampler_kind=getattr(sampler, "kind", "transformers"),
                            before_rollout=before_rollout, on_episodes=write)
     if result.steps and not result.updates and opts.require_signal:
         raise AwctlError(
@@ -438,14 +471,16 @@ def run_agent_eval(ctx: StageContext, opts: AgentEvalOptions) -> tuple[Any, Path
     episodes_path = ctx.stage_dir / "episodes.jsonl"
     write = _episode_writer(episodes_path, opts.episode_tokens)
     with contextlib.ExitStack() as stack:
-        factory = env_factory(ctx, opts, domain, stack)
+        executor = make_executor(opts, stack)
+        factory = env_factory(ctx, opts, domain, executor, stack)
         kind = getattr(factory, "kind", opts.env)
         policy = _policy(model, tokenizer, domain, opts, opts.temperature)
         result = evaluate_agent(policy, factory, tasks, seeds=opts.seeds, max_turns=opts.max_turns,
                                 concurrency=opts.concurrency, step_timeout_s=opts.step_timeout_s,
                                 episode_timeout_s=opts.episode_timeout_s,
                                 reward=reward_fn(ctx, opts, domain, kind, stack),
-                                max_context_tokens=opts.max_context_tokens, on_episode=lambda e: write(None, [e]))
+                                max_context_tokens=opts.max_context_tokens, on_episode=lambda e: write(None, [e]),
+                                executor=executor)
     data = {"domain": opts.domain, "env": kind, "policy": opts.model, "tasks": [t.id for t in tasks],
             "seeds": opts.seeds, "temperature": opts.temperature, **result.to_dict()}
     results_path = ctx.stage_dir / "results.json"
