@@ -339,7 +339,7 @@ class Domain:
         return []
 
     def suites(self) -> list[str]:
-        """Names of the task suites ``tasks`` accepts (``awctl record --tasks SUITE``)."""
+        """Names of the task suites ``tasks`` accepts (``awctl record --suite SUITE``)."""
         return []
 
     def tasks(self, suite: str) -> list[Task]:

@@ -25,7 +25,7 @@ from awctl.cli.options import backend_flags, backend_spec, pop_backend
 @click.option(
     "--real", is_flag=True, help="Run the domain's task reference solutions live in the real env first."
 )
-@click.option("--tasks", "suite", default=None, help="Task suite for --real (default: every suite).")
+@click.option("--suite", "--tasks", "suite", default=None, help="Task suite for --real (default: every suite).")
 @click.option("--limit", type=int, default=None, help="At most this many tasks / trajectories.")
 @backend_flags("sim", "Simulator")
 @click.option("--style", type=click.Choice(["agentworldbench", "awctl"]), default="agentworldbench",

@@ -61,7 +61,7 @@ def list_domains(as_json: bool) -> None:
 @click.option("--recordings", "-r", multiple=True, type=click.Path(exists=True, path_type=Path),
               help="Trajectories of the domain to check on (any format awctl reads; repeatable).")
 @click.option("--no-real-env", is_flag=True, help="Do not run tasks in the real environment.")
-@click.option("--tasks", "task_limit", type=int, default=None, help="At most this many tasks per suite.")
+@click.option("--limit", "--tasks", "task_limit", type=int, default=None, help="At most this many tasks per suite.")
 @click.option("--examples", type=int, default=200, show_default=True, help="Generated codec inputs per codec.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def check(name: str, recordings: tuple[Path, ...], no_real_env: bool, task_limit: int | None, examples: int,

@@ -9,8 +9,8 @@ import click
 
 @click.command()
 @click.option("--domain", "-d", required=True, help="Domain to record (see `awctl domains`).")
-@click.option("--tasks", "suite", default=None, help="Task suite (default: every suite of the domain).")
-@click.option("--task-id", "task_ids", multiple=True, help="Only these task ids (repeatable).")
+@click.option("--suite", "--tasks", "suite", default=None, help="Task suite (default: every suite of the domain).")
+@click.option("--task-id", "task_ids", multiple=True, help="Only these task ids or id patterns, e.g. 'terminal/drill/0[0-4]?' (repeatable).")
 @click.option("--policy", default="scripted", show_default=True, help="scripted | backend:NAME (an agent model)")
 @click.option("--model", default=None, help="Model for a backend policy (HF dir / GGUF / tiny / served name).")
 @click.option("--base-url", default=None, help="OpenAI-compatible base URL for --policy backend:openai.")

@@ -94,13 +94,13 @@ class TerminalDomain(Domain):
         return list(IMPORTERS)
 
     def suites(self) -> list[str]:
-        return ["basic", "drill"]
+        return ["basic", "drill", "readback"]
 
     def tasks(self, suite: str) -> list[Task]:
-        if suite == "drill":
-            from .drills import DRILL
+        if suite in ("drill", "readback"):
+            from .drills import DRILL, READBACK
 
-            return list(DRILL)
+            return list(DRILL if suite == "drill" else READBACK)
         from .tasks import BASIC
 
         return list(BASIC) if suite == "basic" else []

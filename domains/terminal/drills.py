@@ -8,6 +8,11 @@ generator, so the screen echoes a different command every time and later screens
 earlier ones. Some steps look before they act (``ls`` or ``cat`` first), so recordings also hold command
 output. Generation is deterministic: the same ``count``, ``seed`` and ``max_steps`` always give the same
 tasks, ids and checkers; every step is checked afterwards through ``env.step`` like the basic suite.
+
+The ``readback`` suite is the same generator (another seed) with each step's check typed as the step's
+last command (``cat`` the file written, ``stat`` the mode...), as a user does who looks at what they just
+did: about half of its turns print output, most of it derivable from earlier turns (retrieval and
+transformation, what a world model has to learn beyond echoing the command).
 """
 
 from __future__ import annotations
@@ -218,9 +223,10 @@ def _all_of(checks: list[Callable[[Environment], CheckResult]]) -> Callable[[Env
     return check
 
 
-def drill_tasks(count: int = 120, seed: int = 0, max_steps: int = 5) -> tuple[Task, ...]:
-    """``count`` drills of 1..``max_steps`` steps each; ids are ``terminal/drill/NNN`` and the tags name
-    the step families."""
+def drill_tasks(count: int = 120, seed: int = 0, max_steps: int = 5, suite: str = "drill",
+                readback: bool = False) -> tuple[Task, ...]:
+    """``count`` drills of 1..``max_steps`` steps each; ids are ``terminal/<suite>/NNN`` and the tags name
+    the step families. ``readback``: each step ends by typing its own check command."""
     rng = random.Random(seed)
     tasks = []
     for i in range(count):
@@ -230,17 +236,18 @@ def drill_tasks(count: int = 120, seed: int = 0, max_steps: int = 5) -> tuple[Ta
         env = {k: v for s in steps for k, v in s.env.items()}
         instruction = "; then ".join(s.instruction for s in steps)
         tasks.append(Task(
-            id=f"terminal/drill/{i:03d}",
+            id=f"terminal/{suite}/{i:03d}",
             domain="terminal",
-            suite="drill",
+            suite=suite,
             instruction=instruction[0].upper() + instruction[1:] + ".",
-            solution=[keys(c) for s in steps for c in s.commands],
+            solution=[keys(c) for s in steps for c in (*s.commands, *([s.check_cmd] if readback else []))],
             check=_all_of([output_is(s.check_cmd, s.expected) for s in steps]),
             setup=task_setup(files, env),
             max_turns=40,
-            tags=("drill", *dict.fromkeys(s.family for s in steps)),
+            tags=(suite, *dict.fromkeys(s.family for s in steps)),
         ))
     return tuple(tasks)
 
 
 DRILL: tuple[Task, ...] = drill_tasks()
+READBACK: tuple[Task, ...] = drill_tasks(seed=1, suite="readback", readback=True)

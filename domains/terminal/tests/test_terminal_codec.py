@@ -146,7 +146,7 @@ def test_suite_perturbations_and_describe():
     with pytest.raises(AwctlError, match="needs parameter 'missing'"):
         type(denied)("x", "", "{missing}").render()
     info = domain.describe()
-    assert info["suites"] == {"basic": len(tasks), "drill": 120} and len(info["verifiers"]) >= 6
+    assert info["suites"] == {"basic": len(tasks), "drill": 120, "readback": 120} and len(info["verifiers"]) >= 6
 
 
 def test_plugin_registers_without_heavy_imports():

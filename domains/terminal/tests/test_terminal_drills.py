@@ -37,3 +37,12 @@ def test_steps_of_one_task_never_share_a_file_name():
         steps = [fn(g) for fn in FAMILIES]
         names = [n for s in steps for n in s.files]
         assert len(names) == len(set(names))
+
+
+def test_readback_types_each_steps_check_so_turns_print_output():
+    drills, readback = drill_tasks(), drill_tasks(seed=1, suite="readback", readback=True)
+    assert readback[0].id == "terminal/readback/000" and readback[0].tags[0] == "readback"
+    # Same generator and checkers; one more typed command per step.
+    assert sum(len(t.solution) for t in readback) > 1.3 * sum(len(t.solution) for t in drills)
+    looks = [c for c in _commands(readback) if c.startswith(("cat ", "stat ", "ls -1 ", "test "))]
+    assert len(looks) > 0.4 * len(_commands(readback))

@@ -1,4 +1,4 @@
-"""The ``basic`` and ``drill`` suites in the real sandbox: every reference solution passes; doing nothing fails."""
+"""The ``basic``, ``drill`` and ``readback`` suites in the real sandbox: every reference solution passes; doing nothing fails."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None or shutil.which("t
                                 reason="needs bubblewrap and tmux")
 
 TASKS = TerminalDomain().tasks("basic")
-DRILLS = TerminalDomain().tasks("drill")
+DRILLS = TerminalDomain().tasks("drill") + TerminalDomain().tasks("readback")
 
 
 @pytest.fixture(scope="module")
