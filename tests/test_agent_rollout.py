@@ -152,3 +152,16 @@ def test_sampling_is_seeded_per_episode_whatever_else_shares_the_batch(lamps, ti
     together = crowd.run(lamps.Lamps().tasks("all")[:2], group_size=2, seed=7)
     assert alone[0].seed == together[0].seed
     assert alone[0].turns[0].action_ids == together[0].turns[0].action_ids
+
+
+def test_an_episode_that_would_outgrow_the_context_ends_as_max_tokens(lamps, tiny) -> None:
+    engine, policy = _engine(lamps, tiny, step_timeout_s=10.0, concurrency=2, max_action_tokens=6)
+    task = lamps.Lamps().tasks("all")[0]
+    first = len(policy.start(task, "Board ready: 6 lamps. Work order: " + task.instruction))
+    # Room for the first action only: after it and its observation the next action would not fit.
+    engine.max_context_tokens = first + 6 + 2
+    episodes = engine.run([task], group_size=2, seed=0)
+    for e in episodes:
+        assert e.status in ("max_tokens", "done") and len(e.turns) <= 1
+        assert e.reward is not None  # the checker still judged what was done
+    assert any(e.status == "max_tokens" for e in episodes)

@@ -114,3 +114,17 @@ def test_a_run_where_every_group_ties_fails_unless_told_otherwise(tmp_path: Path
     kept = run_standalone(lamps_registry, "agent_train", {**options, "require_signal": False}, tmp_path / "b",
                           console=None)
     assert kept.summary["updates"] == 0 and (kept.outputs["checkpoint"] / "config.json").is_file()
+
+
+def test_a_rerun_stage_reuses_its_finished_behaviour_cloning(tmp_path: Path, lamps_registry) -> None:
+    from awctl.stages.standalone import run_standalone
+
+    options = {"domain": "lamps", "policy": "tiny", "tasks": "all[:2]", "steps": 1, "group_size": 2,
+               "tasks_per_step": 1, "max_action_tokens": 4, "bc": {"steps": 3}, "require_signal": False}
+    first = run_standalone(lamps_registry, "agent_train", options, tmp_path / "run", console=None)
+    assert "bc_reused" not in first.summary and first.summary["bc_steps"] == 3
+    again = run_standalone(lamps_registry, "agent_train", options, tmp_path / "run", console=None)
+    assert again.summary["bc_reused"] is True
+    changed = run_standalone(lamps_registry, "agent_train", {**options, "bc": {"steps": 4}}, tmp_path / "run",
+                             console=None)
+    assert "bc_reused" not in changed.summary and changed.summary["bc_steps"] == 4

@@ -71,6 +71,9 @@ class AgentPolicy:
         self.sampler: Sampler = sampler or TransformersSampler(model, tokenizer, self.stop_ids,
                                                                max_new_tokens=max_action_tokens,
                                                                temperature=temperature, top_p=top_p)
+        # The longest sequence the model takes (its position embeddings); the engine ends an episode
+        # (``max_tokens``) before its next prompt and action would pass it.
+        self.context_limit: int | None = getattr(getattr(model, "config", None), "max_position_embeddings", None)
         self._layout()
 
     # ── chat layout ──

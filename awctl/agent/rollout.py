@@ -9,8 +9,8 @@ the run or the interpreter's exit.
 Limits, each recorded in the episode's ``status``:
 
 * ``max_turns`` actions (default: the task's own ``max_turns``); an empty action ends the episode (``done``);
-* ``max_context_tokens``: an episode whose next prompt would not leave room for a whole action ends
-  (``max_tokens``);
+* ``max_context_tokens`` (and the policy's own ``context_limit``, its position embeddings): an episode
+  whose next prompt would not leave room for a whole action ends (``max_tokens``);
 * ``step_timeout_s`` per environment call (``reset_timeout_s`` for make + reset, ``check_timeout_s`` for
   the reward) and ``episode_timeout_s`` per episode: past it the episode ends as ``timeout``, its
   environment is closed from another thread and abandoned, and the run goes on;
@@ -298,10 +298,11 @@ class RolloutEngine:
 
     def _room(self, lv: _Live) -> None:
         """End the episode (``max_tokens``) when its next prompt leaves no room for a whole action."""
-        if self.max_context_tokens is None or lv.state != "action":
+        limits = [x for x in (self.max_context_tokens, getattr(self.policy, "context_limit", None)) if x]
+        if not limits or lv.state != "action":
             return
         used = len(lv.episode.prompt_ids) + sum(len(t.action_ids) + len(t.observation_ids) for t in lv.episode.turns)
-        if used + self.policy.max_action_tokens > self.max_context_tokens:
+        if used + self.policy.max_action_tokens > min(limits):
             self._check(lv, "max_tokens")
 
     def _check(self, lv: _Live, status: str) -> None:

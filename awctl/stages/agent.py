@@ -236,9 +236,15 @@ def reward_fn(ctx: StageContext, opts: AgentEnvOptions, domain: Any, kind: str, 
     return make_reward("judge", kind, BackendJudge(backend, domain, spec.backend, max_tokens=spec.max_tokens))
 
 
-def _episode_writer(path: Path, tokens: bool) -> Any:
+def _episode_writer(path: Path, tokens: bool, keep_until: int = 0) -> Any:
+    """``write(step, episodes)`` appending to ``path``; a resumed run keeps the lines of steps up to
+    ``keep_until`` (the step it resumed from) and drops the rest."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("", encoding="utf-8")
+    kept = []
+    if keep_until and path.is_file():
+        kept = [line for line in path.read_text(encoding="utf-8").splitlines()
+                if line.strip() and (json.loads(line).get("step") or 0) <= keep_until]
+    path.write_text("".join(line + "\n" for line in kept), encoding="utf-8")
 
     def write(step: int | None, episodes: list[Any]) -> None:
         with open(path, "a", encoding="utf-8") as handle:
@@ -248,13 +254,11 @@ def _episode_writer(path: Path, tokens: bool) -> Any:
     return write
 
 
-def _trainer(ctx: StageContext, spec: TrainSpec, model_path: str, out: Path, seed: int, phase: str,
-             tokenizer: str | None) -> Any:
-    """A Trainer in ``out``, resuming its checkpoints only when they were made with the same options."""
+def _prepare(ctx: StageContext, spec: TrainSpec, model_path: str, out: Path, seed: int) -> bool:
+    """Keep ``out`` only when it was made with the same options (else empty it); whether it already holds
+    the phase's finished model."""
     import hashlib
     import shutil
-
-    from awctl.train.loop import Trainer
 
     fingerprint = hashlib.sha256(f"{spec.model_dump_json()}|{model_path}|{seed}".encode()).hexdigest()
     mark = out / "options.sha256"
@@ -262,7 +266,17 @@ def _trainer(ctx: StageContext, spec: TrainSpec, model_path: str, out: Path, see
         ctx.log.info("discarding checkpoints of other options", path=str(out))
         shutil.rmtree(out)
     out.mkdir(parents=True, exist_ok=True)
+    finished = mark.is_file() and (out / "final" / "config.json").is_file()
     mark.write_text(fingerprint + "\n")
+    return finished
+
+
+def _trainer(ctx: StageContext, spec: TrainSpec, model_path: str, out: Path, seed: int, phase: str,
+             tokenizer: str | None) -> Any:
+    """A Trainer in ``out``, resuming its checkpoints only when they were made with the same options."""
+    from awctl.train.loop import Trainer
+
+    _prepare(ctx, spec, model_path, out, seed)
 
     def metric(step: int | None = None, **values: Any) -> None:
         ctx.metric(step=step, phase=phase, **values)
@@ -300,16 +314,20 @@ def run_bc(ctx: StageContext, opts: AgentTrainOptions, domain: Any, tasks: list[
                          f"({failed[0].task.id}: {failed[0].error or failed[0].message})" if refs else
                          "BC: no task to take reference solutions from",
                          hint="check the environment with `awctl record --domain ...`, or set bc.enabled = false")
-    spec = opts.model_copy(update={"steps": opts.bc.steps, "batch_size": opts.bc.batch_size,
-                                   "optim": opts.optim.model_copy(update={"lr": opts.bc.lr})})
-    trainer = _trainer(ctx, TrainSpec.model_validate(spec.model_dump(include=set(TrainSpec.model_fields))), start,
-                       ctx.stage_dir / "bc", seed, "bc", tokenizer)
+    spec = TrainSpec.model_validate(opts.model_copy(update={
+        "steps": opts.bc.steps, "batch_size": opts.bc.batch_size,
+        "optim": opts.optim.model_copy(update={"lr": opts.bc.lr})}).model_dump(include=set(TrainSpec.model_fields)))
+    summary: dict[str, Any] = {"bc_references": sum(1 for r in refs if r.ok), "bc_references_failed": len(failed)}
+    out = ctx.stage_dir / "bc"
+    if _prepare(ctx, spec, start, out, seed):  # a resumed stage: this BC already finished
+        ctx.log.info("behaviour cloning already done", checkpoint=str(out / "final"))
+        return out / "final", {**summary, "bc_steps": spec.steps, "bc_reused": True}
+    trainer = _trainer(ctx, spec, start, out, seed, "bc", tokenizer)
     episodes = reference_episodes(_policy(trainer.engine.module, trainer.tokenizer, domain, opts, 1.0), refs)
     refs_path = ctx.stage_dir / "references.jsonl"
     _episode_writer(refs_path, True)(None, episodes)
     result = fit_bc(trainer, episodes, batch_size=opts.bc.batch_size)
-    summary = {"bc_steps": result.steps, "bc_first_loss": result.first_loss, "bc_last_loss": result.last_loss,
-               "bc_references": len(episodes), "bc_references_failed": len(failed)}
+    summary.update({"bc_steps": result.steps, "bc_first_loss": result.first_loss, "bc_last_loss": result.last_loss})
     del trainer
     return result.checkpoint, summary
 
@@ -390,7 +408,7 @@ def run_agent_train(ctx: StageContext, opts: AgentTrainOptions) -> StageResult:
                                    max_draw_factor=opts.max_draw_factor, failure_reward=opts.failure_reward,
                                    old_logprobs=opts.old_logprobs, micro_batch=opts.batch_size)
         episodes_path = ctx.stage_dir / "episodes.jsonl"
-        write = _episode_writer(episodes_path, opts.episode_tokens)
+        write = _episode_writer(episodes_path, opts.episode_tokens, keep_until=trainer.step)
 
         def before_rollout() -> None:
             set_step = getattr(factory, "set_step", None)  # a controllable simulator's schedule follows the step
