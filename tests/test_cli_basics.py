@@ -61,3 +61,25 @@ def test_doctor_reports_every_component(awctl):
         assert name in components
         assert components[name]["enables"]
     assert components["torch"]["ok"] and "CPU" in components["torch"]["detail"] or "CUDA" in components["torch"]["detail"]
+
+
+def test_json_output_is_the_json_document_alone(tmp_path, awctl):
+    # A library that logs to stdout while a --json command runs (DeepSpeed's accelerator warning does) must
+    # not corrupt the document: its line goes to stderr.
+    (tmp_path / "noisy.py").write_text(
+        "import click\n"
+        "from awctl.hookspecs import hookimpl\n"
+        "from awctl.cli.output import emit_json\n\n"
+        "@click.command()\n"
+        "@click.option('--json', 'as_json', is_flag=True)\n"
+        "def noisy(as_json):\n"
+        "    print('[WARNING] Setting accelerator to CPU.')\n"
+        "    emit_json({'ok': True})\n\n"
+        "@hookimpl\n"
+        "def register_commands(register):\n"
+        "    register('noisy', 'noisy:noisy')\n"
+    )
+    out = awctl("noisy", "--json", env={"AWCTL_PLUGINS_DIR": str(tmp_path), "PYTHONPATH": str(tmp_path)})
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == {"ok": True}
+    assert "Setting accelerator to CPU" in out.stderr

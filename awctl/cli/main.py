@@ -4,6 +4,7 @@ traceback)."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import sys
@@ -93,8 +94,11 @@ def main(argv: list[str] | None = None) -> None:
     from awctl.models.backends.cpu_runtime import prefer_idle_openmp_workers
 
     prefer_idle_openmp_workers()  # before anything imports torch: idle CPU threads sleep instead of spinning
+    from awctl.cli.output import json_stdout
+
     try:
-        rc = cli.main(args=args, prog_name="awctl", standalone_mode=False)
+        with json_stdout() if "--json" in args else contextlib.nullcontext():
+            rc = cli.main(args=args, prog_name="awctl", standalone_mode=False)
     except click.exceptions.Abort as exc:
         if isinstance(exc.__cause__, EOFError):  # click turns every EOFError into Abort: not a Ctrl-C
             click.secho(f"error: unexpected end of input ({exc.__cause__ or 'EOFError'})", fg="red", err=True)
