@@ -53,6 +53,19 @@ def test_packer_keeps_every_token_once_and_resets_positions() -> None:
     assert long_blocks[1].position_ids[0] == 0
 
 
+def test_a_piece_without_loss_weight_is_dropped_and_counted() -> None:
+    # 40 tokens cut into 32 + 8; only the first piece has targets (e.g. a long system prompt's tail is the
+    # second piece in reverse): the piece that teaches nothing never becomes a block.
+    doc = _doc(list(range(1, 41)), "long")
+    doc.loss_weights[32:] = 0
+    packer = BlockPacker(32, 0)
+    blocks = [*packer.add(doc), *packer.flush()]
+    assert [b.fill for b in blocks] == [32] and packer.pieces_without_loss == 1
+    doc.loss_weights[:32], doc.loss_weights[39] = 0, 1
+    packer = BlockPacker(32, 0)
+    assert [b.fill for b in [*packer.add(doc), *packer.flush()]] == [8] and packer.pieces_without_loss == 1
+
+
 def test_block_attention_mask_is_causal_and_block_diagonal() -> None:
     doc_ids = np.array([0, 0, 1, 1, 1, -1])
     m = block_attention_mask(doc_ids)

@@ -89,13 +89,21 @@ class BlockPacker:
         self._open: list[Block] = []
         self._pending: list[tuple[Document, int, int]] = []
         self.split_documents = 0
+        self.pieces_without_loss = 0
 
     def add(self, doc: Document) -> Iterator[Block]:
+        """Queue ``doc`` (cut into block-sized pieces; a piece restarts its context). A piece with no loss
+        weight teaches nothing (no token of it is a target, and no other piece attends to it): it is
+        dropped and counted in :attr:`pieces_without_loss`."""
         n = len(doc)
         if n > self.block_size:
             self.split_documents += 1
         for start in range(0, n, self.block_size):
-            self._pending.append((doc, start, min(n, start + self.block_size)))
+            end = min(n, start + self.block_size)
+            if not np.any(doc.loss_weights[start:end]):
+                self.pieces_without_loss += 1
+                continue
+            self._pending.append((doc, start, end))
         if len(self._pending) >= self.buffer:
             yield from self._drain()
 

@@ -118,6 +118,7 @@ class PrepRun:
             "duplicates_exact": 0,
             "duplicates_near": 0,
             "documents_split_across_blocks": 0,
+            "pieces_without_loss": 0,
             "sft_examples_cut": 0,
             "sft_examples_dropped": 0,
         }
@@ -241,6 +242,7 @@ class PrepRun:
             for block in packer.flush():
                 writers[split].add(block)
             self.counts["documents_split_across_blocks"] += packer.split_documents
+            self.counts["pieces_without_loss"] += packer.pieces_without_loss
         for writer in writers.values():
             writer.flush()
         self.timings["prep_s"] = round(time.perf_counter() - t_prep, 3)
