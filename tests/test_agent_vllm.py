@@ -5,16 +5,9 @@ when vLLM is not usable here."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import pytest
-
-VLLM_ENV = {"VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_LOGGING_LEVEL": "WARNING", "TOKENIZERS_PARALLELISM": "false"}
 
 SCRIPT = """
     import json, sys
@@ -62,30 +55,10 @@ SCRIPT = """
 """
 
 
-def vllm_python() -> str:
-    import importlib.util
-
-    explicit = os.environ.get("AWCTL_VLLM_PYTHON")
-    if explicit:
-        probe = subprocess.run([explicit, "-c", "import vllm, awctl"], capture_output=True, text=True)
-        if probe.returncode != 0:
-            pytest.skip(f"AWCTL_VLLM_PYTHON={explicit} cannot import vllm and awctl: {probe.stderr[-300:]}")
-        return explicit
-    if importlib.util.find_spec("vllm") is None:
-        pytest.skip("vLLM is not importable here; set AWCTL_VLLM_PYTHON to a python with vllm(-cpu) and awctl")
-    return sys.executable
-
-
 @pytest.mark.slow
-def test_vllm_sampler_matches_transformers_on_token_id_prompts_and_follows_sync(tmp_path: Path) -> None:
-    python = vllm_python()
-    script = tmp_path / "script.py"
-    script.write_text(textwrap.dedent(SCRIPT))
-    proc = subprocess.run([python, str(script), str(tmp_path / "other")], capture_output=True, text=True,
-                          timeout=900, env={**os.environ, **VLLM_ENV}, cwd=tmp_path)
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
-    assert proc.returncode == 0 and lines, proc.stdout[-2000:] + proc.stderr[-4000:]
-    out = json.loads(lines[-1][len("RESULT "):])
+def test_vllm_sampler_matches_transformers_on_token_id_prompts_and_follows_sync(tmp_path: Path,
+                                                                                run_vllm_script) -> None:
+    out = run_vllm_script(SCRIPT, str(tmp_path / "other"))
     assert out["vllm"] == out["tf"]  # greedy: the same ids from the same token-id prompts
     for a, b in zip(out["vllm_lp"], out["tf_lp"], strict=True):
         assert len(a) == len(b) and all(abs(x - y) < 1e-2 for x, y in zip(a, b, strict=True))
@@ -118,16 +91,9 @@ STAGE_SCRIPT = """
 
 
 @pytest.mark.slow
-def test_agent_training_samples_through_vllm_kept_in_sync_with_the_policy(tmp_path: Path) -> None:
-    python = vllm_python()
-    script = tmp_path / "stage.py"
-    script.write_text(textwrap.dedent(STAGE_SCRIPT))
+def test_agent_training_samples_through_vllm_kept_in_sync_with_the_policy(tmp_path: Path, run_vllm_script) -> None:
     lamps = Path(__file__).resolve().parent / "fixtures" / "agent_lamps"
-    proc = subprocess.run([python, str(script), str(lamps), str(tmp_path / "run")], capture_output=True, text=True,
-                          timeout=900, env={**os.environ, **VLLM_ENV}, cwd=tmp_path)
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
-    assert proc.returncode == 0 and lines, proc.stdout[-2000:] + proc.stderr[-4000:]
-    out = json.loads(lines[-1][len("RESULT "):])
+    out = run_vllm_script(STAGE_SCRIPT, str(lamps), str(tmp_path / "run"))
     assert out["summary"]["updates"] >= 1 and len(out["gspo"]) == 3
     # vLLM sampled every step from the policy's current weights: its log-probs of the sampled tokens are the
     # ones the update recomputes (a stale engine would differ by the size of the previous updates).

@@ -8,11 +8,6 @@ otherwise these tests skip, saying so.
 
 from __future__ import annotations
 
-import importlib.util
-import json
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -21,23 +16,6 @@ import pytest
 from awctl.backend import ChatRequest
 
 pytestmark = pytest.mark.slow
-
-VLLM_ENV = {"VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_LOGGING_LEVEL": "WARNING", "TOKENIZERS_PARALLELISM": "false"}
-
-
-def vllm_python() -> str:
-    explicit = os.environ.get("AWCTL_VLLM_PYTHON")
-    if explicit:
-        probe = subprocess.run([explicit, "-c", "import vllm, awctl"], capture_output=True, text=True)
-        if probe.returncode != 0:
-            pytest.skip(f"AWCTL_VLLM_PYTHON={explicit} cannot import vllm and awctl: {probe.stderr[-300:]}")
-        return explicit
-    if importlib.util.find_spec("vllm") is None:
-        pytest.skip(
-            "vLLM is not importable here; set AWCTL_VLLM_PYTHON to a python with vllm(-cpu) and awctl"
-        )
-    return sys.executable
-
 
 @pytest.fixture(scope="module")
 def tiny_path() -> str:
@@ -51,7 +29,7 @@ SCRIPT = textwrap.dedent("""
 
     def main():
         from awctl.backend import ChatRequest
-from awctl.plugins import build_backend
+        from awctl.plugins import build_backend
         from awctl.domain import ActionCodec, Domain, ObservationCodec
         from awctl.sim.env import SimEnv, step_many
 
@@ -86,20 +64,8 @@ from awctl.plugins import build_backend
 """)
 
 
-def test_vllm_backend_generates_like_transformers(tmp_path, tiny_path):
-    python = vllm_python()
-    script = tmp_path / "run_vllm.py"
-    script.write_text(SCRIPT)
-    proc = subprocess.run(
-        [python, str(script), tiny_path],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        env={**os.environ, **VLLM_ENV},
-    )
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
-    assert proc.returncode == 0 and lines, proc.stdout[-2000:] + proc.stderr[-4000:]
-    out = json.loads(lines[0][len("RESULT ") :])
+def test_vllm_backend_generates_like_transformers(tiny_path, run_vllm_script):
+    out = run_vllm_script(SCRIPT, tiny_path)
     assert out["prefix_caching"] is True
     assert out["steps"] == [0, 0, 0, 0]
     a, b = out["sampled"]
@@ -131,13 +97,12 @@ def test_vllm_backend_generates_like_transformers(tmp_path, tiny_path):
         tb.close()
 
 
-def test_openai_backend_against_vllm_serve(tiny_path):
+def test_openai_backend_against_vllm_serve(tiny_path, vllm_python, vllm_env):
     from awctl.plugins import build_backend
     from awctl.sim.launch import ServerProcess
 
-    python = vllm_python()
     cmd = [
-        python,
+        vllm_python,
         "-m",
         "vllm.entrypoints.openai.api_server",
         "--model",
@@ -158,7 +123,7 @@ def test_openai_backend_against_vllm_serve(tiny_path):
         "--max-num-seqs",
         "16",
     ]
-    with ServerProcess(cmd, startup_timeout=600, env=VLLM_ENV) as srv:
+    with ServerProcess(cmd, startup_timeout=600, env=vllm_env) as srv:
         be = build_backend("openai", base_url=srv.url + "/v1", timeout=300)
         assert be.model == "tiny-vllm"
         reqs = [

@@ -6,17 +6,12 @@ tests/test_backend_vllm.py) as subprocesses and skip, saying why, when it is not
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import textwrap
 from pathlib import Path
 
 import pytest
 
 torch = pytest.importorskip("torch")
 
-VLLM_ENV = {"VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_LOGGING_LEVEL": "WARNING", "TOKENIZERS_PARALLELISM": "false"}
 
 
 def _tiny_llama(seed: int = 0):
@@ -63,32 +58,6 @@ def test_policy_weights_merge_lora_like_merge_and_unload() -> None:
 
 
 # ── vLLM, in its own environment ──
-
-
-def vllm_python() -> str:
-    import importlib.util
-    import sys
-
-    explicit = os.environ.get("AWCTL_VLLM_PYTHON")
-    if explicit:
-        probe = subprocess.run([explicit, "-c", "import vllm, awctl"], capture_output=True, text=True)
-        if probe.returncode != 0:
-            pytest.skip(f"AWCTL_VLLM_PYTHON={explicit} cannot import vllm and awctl: {probe.stderr[-300:]}")
-        return explicit
-    if importlib.util.find_spec("vllm") is None:
-        pytest.skip("vLLM is not importable here; set AWCTL_VLLM_PYTHON to a python with vllm(-cpu) and awctl")
-    return sys.executable
-
-
-def _run(tmp_path: Path, script: str, *args: str) -> dict:
-    python = vllm_python()
-    path = tmp_path / "script.py"
-    path.write_text(textwrap.dedent(script))
-    proc = subprocess.run([python, str(path), *args], capture_output=True, text=True, timeout=900,
-                          env={**os.environ, **VLLM_ENV}, cwd=tmp_path)
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
-    assert proc.returncode == 0 and lines, proc.stdout[-2000:] + proc.stderr[-4000:]
-    return json.loads(lines[-1][len("RESULT "):])
 
 
 SYNC_SCRIPT = """
@@ -142,8 +111,8 @@ SYNC_SCRIPT = """
 
 
 @pytest.mark.slow
-def test_vllm_load_weights_makes_generation_follow_the_new_weights(tmp_path: Path) -> None:
-    out = _run(tmp_path, SYNC_SCRIPT, str(tmp_path / "other"))
+def test_vllm_load_weights_makes_generation_follow_the_new_weights(tmp_path: Path, run_vllm_script) -> None:
+    out = run_vllm_script(SYNC_SCRIPT, str(tmp_path / "other"))
     assert out["sent"] > 0
     assert out["before"] == out["tf_base"]  # vLLM and transformers agree on the starting weights...
     assert out["after"] == out["tf_other"]  # ...and, after load_weights, on the new ones (no stale KV reused)
@@ -178,9 +147,10 @@ GSPO_SCRIPT = """
 
 
 @pytest.mark.slow
-def test_gspo_generates_through_vllm_and_syncs_every_step(tmp_path: Path, switchboard, switchboard_model) -> None:
+def test_gspo_generates_through_vllm_and_syncs_every_step(tmp_path: Path, switchboard, switchboard_model,
+                                                          run_vllm_script) -> None:
     # The switchboard model (tests/conftest.py) solves its task part of the time: groups carry signal.
-    out = _run(tmp_path, GSPO_SCRIPT, str(tmp_path), str(switchboard_model))
+    out = run_vllm_script(GSPO_SCRIPT, str(tmp_path), str(switchboard_model))
     assert [r["step"] for r in out["records"]] == [1, 2]
     assert out["summary"]["weight_syncs"] == 2 and out["summary"]["updates"] == 2  # start weights, then after step 1
     for r in out["records"]:
@@ -229,8 +199,8 @@ SAMPLER_SCRIPT = """
 
 
 @pytest.mark.slow
-def test_vllm_sampler_rollouts_equal_the_policys_own_greedy_rollouts(tmp_path: Path) -> None:
-    out = _run(tmp_path, SAMPLER_SCRIPT, str(tmp_path / "policy"))
+def test_vllm_sampler_rollouts_equal_the_policys_own_greedy_rollouts(tmp_path: Path, run_vllm_script) -> None:
+    out = run_vllm_script(SAMPLER_SCRIPT, str(tmp_path / "policy"))
     assert out["syncs"] == 1  # synced once for step 0, not again for the second round at the same step
     # Same ids (prompt rendering, padding, completion tokens incl. the stop token), masks and texts.
     assert out["got"] == out["want"]

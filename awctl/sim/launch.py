@@ -3,7 +3,9 @@ until it answers — for tests, benchmarks and scripts that need a live endpoint
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -25,7 +27,8 @@ def free_port() -> int:
 class ServerProcess:
     """Run ``command`` (``{port}`` is substituted) and wait until ``GET health_path`` answers 200.
 
-    Use as a context manager; the process (and only it) is terminated on exit. ``log`` holds its
+    Use as a context manager; on exit the process and every process it started (it runs in a session of
+    its own, e.g. vLLM's engine core) are terminated, then killed if they linger. ``log`` holds its
     stdout+stderr, shown in the error when it dies or never becomes ready.
     """
 
@@ -54,6 +57,11 @@ class ServerProcess:
             [sys.executable, "-m", "awctl.cli.main", "simulate", "serve", "--port", "{port}", *args], **kwargs
         )
 
+    def _signal_group(self, sig: int) -> None:
+        assert self.proc is not None
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, sig)
+
     @property
     def log(self) -> str:
         return Path(self._log.name).read_text(errors="replace")
@@ -62,7 +70,8 @@ class ServerProcess:
         import urllib.error
         import urllib.request
 
-        self.proc = subprocess.Popen(self.command, stdout=self._log, stderr=subprocess.STDOUT, env=self.env)
+        self.proc = subprocess.Popen(self.command, stdout=self._log, stderr=subprocess.STDOUT, env=self.env,
+                                     start_new_session=True)
         deadline = time.monotonic() + self.startup_timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -80,13 +89,12 @@ class ServerProcess:
         raise AwctlError(f"server not ready after {self.startup_timeout}s:\n{self.log[-3000:]}")
 
     def __exit__(self, *exc: object) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
+        if self.proc is not None:
+            self._signal_group(signal.SIGTERM)
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=15)
+            self._signal_group(signal.SIGKILL)  # whatever of the group is left (children that ignored TERM)
+            self.proc.wait(timeout=15)
         self._log.close()
         if not exc or exc[0] is None:
             Path(self._log.name).unlink(missing_ok=True)
