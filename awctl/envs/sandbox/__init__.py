@@ -22,10 +22,15 @@ only writable host folder (plus a private tmpfs ``/tmp``), ``--die-with-parent``
 ``/root`` absent, an address-space limit (``ulimit -v``, which a process in the sandbox cannot raise)
 and a wall-clock limit per ``run``. The docker sandbox gives the same in a container with no network.
 
-The prompt is fixed so observations are predictable: ``PROMPT`` is ``root@sandbox:<cwd># `` with the
-absolute working directory (never ``~``); ``PROMPT_RE`` matches it. ``HOME`` is the mount point.
+The prompt is fixed per shell so observations are predictable. By default ``PROMPT`` is
+``root@sandbox:<cwd># `` with the absolute working directory (never ``~``), ``PROMPT_RE`` matches it, and
+``HOME`` is the mount point. A :class:`ShellIdentity` (:mod:`.identity`; settings ``prompt``, ``user``,
+``hostname``, ``workdir``) gives a shell another prompt style (``debian``: ``alice@devbox:~/work$ ``,
+``fedora``: ``[alice@devbox work]$ ``, ``bare``: ``bash-5.2$ ``) and makes the user, host and home it
+shows real; ``SandboxedShell.prompt_re`` then matches that shell's prompt.
 """
 
+from .identity import PROMPT_STYLES, ShellIdentity
 from .protocol import CONTROL_DIR, PROMPT, PROMPT_RE, CommandResult
 from .shell import BACKENDS, SandboxedShell, make_shell
 from .terminal import KEY_NAME_RE, is_key_name
@@ -36,8 +41,10 @@ __all__ = [
     "KEY_NAME_RE",
     "PROMPT",
     "PROMPT_RE",
+    "PROMPT_STYLES",
     "CommandResult",
     "SandboxedShell",
+    "ShellIdentity",
     "is_key_name",
     "make_shell",
 ]

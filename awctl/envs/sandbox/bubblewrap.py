@@ -1,10 +1,12 @@
 """The bubblewrap jail: bash in a sandbox built by ``bwrap`` around one process.
 
 Every namespace is unshared (so no network at all, and a private PID namespace whose processes all die
-with it), ``/usr`` is read-only, ``/etc`` is a minimal generated one, the workspace is the only writable
-host folder (plus a private tmpfs ``/tmp``), the process dies with its parent, and the host's home and
-``/root`` are absent. The number of processes in the sandbox is capped (``pids_limit``, see :mod:`.limits`),
-so a fork bomb fills its own sandbox and nothing else.
+with it), ``/usr`` is read-only, ``/etc`` is a minimal generated one (with a passwd entry for the shell's
+user), the workspace is the only writable host folder (plus a private tmpfs ``/tmp``, and one for the
+user's home when it is not the workspace itself), the process dies with its parent, and the host's home
+and ``/root`` are absent. The shell runs with its identity's uid and host name (:mod:`.identity`). The
+number of processes in the sandbox is capped (``pids_limit``, see :mod:`.limits`), so a fork bomb fills
+its own sandbox and nothing else.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 
 from awctl.errors import AwctlError, EnvironmentUnavailable
 
+from .identity import ShellIdentity
 from .jail import Jail, JailSpec
 from .limits import PidsCgroup, chown_tree, new_sandbox_uid, resolve_method
 from .processes import descendants, nspid
@@ -68,7 +71,7 @@ class BubblewrapJail(Jail):
     def prepare(self) -> None:
         # Nothing to start: bwrap builds the sandbox around each process. Only /etc is generated, and the
         # process cap is set up.
-        self._etc = minimal_etc(self.spec.mount_point)
+        self._etc = minimal_etc(self.spec.who)
         if self.pids_method_used == "cgroup" and self.cgroup is None:
             cgroup = PidsCgroup(self.spec.label, self.pids_limit)
             cgroup.create()
@@ -106,16 +109,17 @@ class BubblewrapJail(Jail):
             raise AwctlError(
                 "the bubblewrap jail was not prepared", hint="call prepare() before shell_argv()"
             )
+        who = self.spec.who
         argv = [
             "bwrap",
             "--unshare-all",
             "--die-with-parent",
             "--uid",
-            "0",
+            str(who.uid),
             "--gid",
-            "0",
+            str(who.uid),
             "--hostname",
-            "sandbox",
+            who.host,
             "--clearenv",
         ]
         for top in ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32"):
@@ -132,6 +136,9 @@ class BubblewrapJail(Jail):
             "/dev",
             "--tmpfs",
             "/tmp",
+            # A home of its own (not the workspace): private and writable, mounted before the workspace,
+            # which may lie inside it.
+            *(["--tmpfs", who.home] if who.home_is_separate else []),
             "--bind",
             str(self.spec.workspace),
             self.spec.mount_point,
@@ -181,24 +188,24 @@ class BubblewrapJail(Jail):
                 return
 
 
-_ETC_CACHE: dict[str, Path] = {}
+_ETC_CACHE: dict[tuple[str, int, str, str], Path] = {}
 _ETC_LOCK = threading.Lock()
 
 
-def minimal_etc(home: str) -> Path:
-    """A generated, read-only-mounted /etc (built once per process and home, removed at exit)."""
+def minimal_etc(who: ShellIdentity) -> Path:
+    """A generated, read-only-mounted /etc for a shell's identity (users, groups, host name; built once
+    per process and identity, removed at exit)."""
+    key = (who.user, who.uid, who.host, who.home)
     with _ETC_LOCK:
-        cached = _ETC_CACHE.get(home)
+        cached = _ETC_CACHE.get(key)
         if cached is not None and cached.is_dir():
             return cached
         etc = Path(tempfile.mkdtemp(prefix="awctl-etc-"))
         atexit.register(shutil.rmtree, etc, True)
-        (etc / "passwd").write_text(
-            f"root:x:0:0:root:{home}:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
-        )
-        (etc / "group").write_text("root:x:0:\nnogroup:x:65534:\n")
-        (etc / "hostname").write_text("sandbox\n")
-        (etc / "hosts").write_text("127.0.0.1 localhost sandbox\n")
+        (etc / "passwd").write_text(who.passwd())
+        (etc / "group").write_text(who.group())
+        (etc / "hostname").write_text(f"{who.host}\n")
+        (etc / "hosts").write_text(f"127.0.0.1 localhost {who.host}\n")
         (etc / "nsswitch.conf").write_text("passwd: files\ngroup: files\nhosts: files\n")
         # Copies, not binds (the generated /etc is mounted read-only as a whole): the loader cache and
         # the alternatives links (awk, editor...) keep /usr fully usable.
@@ -211,5 +218,5 @@ def minimal_etc(home: str) -> Path:
             elif src.is_file():
                 shutil.copy2(src, etc / extra)
         os.chmod(etc, 0o755)
-        _ETC_CACHE[home] = etc
+        _ETC_CACHE[key] = etc
         return etc

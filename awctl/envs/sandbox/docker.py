@@ -8,6 +8,11 @@ exactly as with bubblewrap. The image must hold ``/bin/bash`` — :func:`awctl.e
 puts Debian's static bash (``bash-static``) next to busybox for that reason. The container is removed on
 teardown, which kills everything in it.
 
+The shell's identity (:mod:`.identity`) is the container's host name, the ``docker exec`` user and a
+generated ``/etc/passwd`` and ``/etc/group`` bound over the image's; a home that is not the workspace is a
+tmpfs owned by the user. A user other than root gets the workspace's ownership while the container lives
+(the engine maps no uids), which needs the host's root, as running a private engine does anyway.
+
 The docker SDK is imported only here, and only when :meth:`DockerJail.check_available` runs.
 """
 
@@ -16,11 +21,14 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import tempfile
+from pathlib import Path
 from typing import Any
 
 from awctl.errors import EnvironmentUnavailable
 
 from .jail import Jail, JailSpec
+from .limits import chown_tree
 from .protocol import CONTROL_DIR, bash_argv
 
 DEFAULT_IMAGE = "awctl-sandbox:latest"
@@ -40,6 +48,8 @@ class DockerJail(Jail):
         self.pids_limit = pids_limit
         self._client: Any = None
         self._container: Any = None
+        self._etc: Path | None = None
+        self._workspace_owner: tuple[int, int] | None = None
 
     @property
     def image(self) -> str:
@@ -70,8 +80,24 @@ class DockerJail(Jail):
             ) from None
 
     def prepare(self) -> None:
-        spec = self.spec
+        spec, who = self.spec, self.spec.who
         spec.control.chmod(0o755)
+        tmpfs = {"/tmp": "rw,size=256m"}
+        volumes = {
+            str(spec.workspace): {"bind": spec.mount_point, "mode": "rw"},
+            str(spec.control): {"bind": CONTROL_DIR, "mode": "ro"},
+        }
+        if who.home_is_separate:
+            tmpfs[who.home] = f"rw,size=64m,mode=0755,uid={who.uid},gid={who.uid}"
+        if who.user != "root" or who.home != "/workspace":
+            # The image's passwd knows only root at /workspace: the shell's user and home come from here.
+            self._etc = Path(tempfile.mkdtemp(prefix="awctl-etc-"))
+            self._etc.chmod(0o755)
+            for name, text in (("passwd", who.passwd()), ("group", who.group())):
+                (self._etc / name).write_text(text)
+                volumes[str(self._etc / name)] = {"bind": f"/etc/{name}", "mode": "ro"}
+        if who.uid != 0:
+            self._hand_workspace_to(who.uid)
         self._container = self._client.containers.run(
             self.image,
             ["sleep", "999999999"],
@@ -81,22 +107,37 @@ class DockerJail(Jail):
             memswap_limit=f"{spec.memory_mb}m",
             nano_cpus=int(self.cpus * 1e9),
             pids_limit=self.pids_limit or -1,  # 0 means no cap; docker's "unlimited" is -1
-            hostname="sandbox",
-            read_only=True,  # like bubblewrap: only the workspace and a private /tmp are writable
-            tmpfs={"/tmp": "rw,size=256m"},
+            hostname=who.host,
+            read_only=True,  # like bubblewrap: only the workspace, /tmp and a separate home are writable
+            tmpfs=tmpfs,
             working_dir=spec.mount_point,
-            volumes={
-                str(spec.workspace): {"bind": spec.mount_point, "mode": "rw"},
-                str(spec.control): {"bind": CONTROL_DIR, "mode": "ro"},
-            },
+            volumes=volumes,
             labels={"awctl.sandbox": spec.label},
         )
+
+    def _hand_workspace_to(self, uid: int) -> None:
+        stat = os.stat(self.spec.workspace)
+        if (stat.st_uid, stat.st_gid) == (uid, uid):
+            return
+        if os.geteuid() != 0:
+            raise EnvironmentUnavailable(
+                f"the docker sandbox's user {self.spec.who.user} (uid {uid}) cannot write the workspace, and only "
+                "root can hand it over", hint="run as root, or use prompt = 'awctl' or user = 'root'")
+        self._workspace_owner = (stat.st_uid, stat.st_gid)
+        chown_tree(self.spec.workspace, uid, uid)
 
     def teardown(self) -> None:
         if self._container is not None:
             with contextlib.suppress(Exception):
                 self._container.remove(force=True)
             self._container = None
+        if self._workspace_owner is not None:
+            if self.spec.workspace.exists():
+                chown_tree(self.spec.workspace, *self._workspace_owner)
+            self._workspace_owner = None
+        if self._etc is not None:
+            shutil.rmtree(self._etc, ignore_errors=True)
+            self._etc = None
         if self._client is not None:
             with contextlib.suppress(Exception):
                 self._client.close()
@@ -105,6 +146,8 @@ class DockerJail(Jail):
         argv = ["docker", "-H", self.docker_host, "exec", "-i"]
         if interactive:
             argv.append("-t")
+        if self.spec.who.uid != 0:
+            argv += ["-u", f"{self.spec.who.uid}:{self.spec.who.uid}"]
         for key, value in self.shell_env().items():
             argv += ["-e", f"{key}={value}"]
         argv += ["-w", self.spec.mount_point, self._container.id]

@@ -13,13 +13,16 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .identity import ShellIdentity
+
 
 @dataclass(frozen=True)
 class JailSpec:
-    """What the sandbox holds: ``workspace`` (a host folder) bound read-write at ``mount_point`` (also
-    ``HOME``), the control folder ``control`` bound read-only at ``CONTROL_DIR``, extra ``env``, an
-    address-space limit ``memory_mb``, whether the shell gets a ``terminal``, an ``image`` for jails that
-    run one, and ``label``, unique to this shell."""
+    """What the sandbox holds: ``workspace`` (a host folder) bound read-write at ``mount_point``, the
+    control folder ``control`` bound read-only at ``CONTROL_DIR``, extra ``env``, an address-space limit
+    ``memory_mb``, whether the shell gets a ``terminal``, an ``image`` for jails that run one, ``label``,
+    unique to this shell, and the shell's ``identity`` (user, uid, host, home; default: root on
+    ``sandbox`` with ``HOME`` at the mount point). ``identity.workdir`` is the mount point."""
 
     workspace: Path
     mount_point: str
@@ -29,6 +32,17 @@ class JailSpec:
     memory_mb: int = 1024
     env: dict[str, str] = field(default_factory=dict)
     image: str | None = None
+    identity: ShellIdentity | None = None
+
+    def __post_init__(self) -> None:
+        if self.identity is None:
+            object.__setattr__(self, "identity", ShellIdentity.awctl_default(self.mount_point))
+
+    @property
+    def who(self) -> ShellIdentity:
+        """The shell's identity (never ``None`` once built)."""
+        assert self.identity is not None
+        return self.identity
 
 
 class Jail(ABC):
@@ -72,9 +86,9 @@ class Jail(ABC):
         """The shell's whole environment inside the sandbox."""
         return {
             "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-            "HOME": self.spec.mount_point,
-            "USER": "root",
-            "LOGNAME": "root",
+            "HOME": self.spec.who.home,
+            "USER": self.spec.who.user,
+            "LOGNAME": self.spec.who.user,
             "TERM": "tmux-256color" if self.spec.terminal else "dumb",
             "LANG": "C.UTF-8",
             "SHELL": "/bin/bash",

@@ -1,6 +1,8 @@
 """What the host and the bash inside a sandbox agree on, whatever the jail and the driver.
 
-* the prompt (``PROMPT``, matched by ``PROMPT_RE``), always the absolute working directory;
+* the prompt: by default ``PROMPT`` (matched by ``PROMPT_RE``), always the absolute working directory; a
+  shell with another :class:`~.identity.ShellIdentity` shows its style's prompt instead (``SandboxedShell.
+  prompt_re`` matches the prompt of any shell);
 * the control folder: a host temp folder whose ``run/`` part appears read-only at ``CONTROL_DIR`` inside
   the sandbox and holds the shell's rc file and the text of long commands;
 * the rc file, which puts an invisible marker before each command and one carrying the exit code and the
@@ -17,7 +19,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-#: The prompt the sandbox shell shows, with ``{cwd}`` the absolute working directory.
+#: The prompt the sandbox shell shows by default (the ``awctl`` style), ``{cwd}`` the absolute working directory.
 PROMPT = "root@sandbox:{cwd}# "
 #: Matches a prompt line (group ``cwd``) followed by whatever was typed after it (group ``typed``).
 PROMPT_RE = re.compile(r"^root@sandbox:(?P<cwd>/[^#\n]*)# (?P<typed>.*)$")
@@ -59,10 +61,14 @@ class ControlFolder:
         return self.path / "tmux.sock"
 
     def write_rc(
-        self, *, memory_mb: int, mount_point: str, terminal: bool, extra: list[str] | tuple[str, ...] = ()
+        self, *, memory_mb: int, mount_point: str, terminal: bool, extra: list[str] | tuple[str, ...] = (),
+        ps1: str = "root@sandbox:$PWD# ",
     ) -> None:
         """Write the rc file bash reads at start (``CONTROL_DIR/rc``); ``extra`` lines (a jail's own
-        limits) come right after the memory limit."""
+        limits) come right after the memory limit; ``ps1`` is the visible prompt (bash prompt escapes,
+        no single quote), drawn after the invisible marker."""
+        if "'" in ps1:
+            raise ValueError(f"a prompt may not hold a single quote: {ps1!r}")
         run = self.run
         run.mkdir(exist_ok=True)
         n = self.nonce
@@ -75,7 +81,7 @@ class ControlFolder:
             # "done" marker arrives in the same write as the prompt (never long before it shows).
             f"PS0='\\e]777;{n};start\\a'",
             "PROMPT_COMMAND='__awctl_rc=$?'",
-            f"PS1='\\[\\e]777;{n};done;${{__awctl_rc:-0}};$PWD\\a\\]root@sandbox:$PWD# ' PS2='> '",
+            f"PS1='\\[\\e]777;{n};done;${{__awctl_rc:-0}};$PWD\\a\\]{ps1}' PS2='> '",
             # No bracketed-paste escapes around prompts: command output stays byte-exact.
             "bind 'set enable-bracketed-paste off' 2>/dev/null",
             "export PS1 PS2",

@@ -3,6 +3,7 @@ from a domain's settings."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import tempfile
 import threading
@@ -15,6 +16,7 @@ from awctl.errors import AwctlError, EnvironmentUnavailable
 
 from .bubblewrap import BubblewrapJail
 from .docker import DockerJail
+from .identity import ShellIdentity, identity_from_settings
 from .jail import Jail, JailSpec
 from .pipe import PipeDriver
 from .processes import emergency_cleanup
@@ -30,8 +32,12 @@ class SandboxedShell:
     """One persistent, sandboxed bash session. See :mod:`awctl.envs.sandbox` for the guarantees.
 
     ``workspace`` is the host folder bound read-write at ``mount_point``; when ``None`` a temporary
-    folder is created and removed on :meth:`close`. ``env`` adds environment variables. ``image`` is
-    the container image for the docker backend. ``jail_options`` go to the backend's jail (both:
+    folder is created and removed on :meth:`close`. ``identity`` is who and where the shell is (its
+    prompt style, user, host, home; :mod:`.identity`): by default root on ``sandbox`` with the prompt
+    ``root@sandbox:<cwd># `` and ``HOME`` at the mount point (``/workspace``); with an identity the
+    workspace is bound at ``identity.workdir`` (``mount_point`` may then only repeat it). ``env`` adds
+    environment variables. ``image`` is the container image for the docker backend. ``jail_options`` go
+    to the backend's jail (both:
     ``pids_limit``, the most processes in the sandbox, 0 for no cap; bubblewrap: ``pids_method``;
     docker: ``docker_host``, ``cpus``). Use as a context manager. ``jail`` and ``driver`` are the two
     parts it puts together.
@@ -41,7 +47,7 @@ class SandboxedShell:
         self,
         workspace: Path | None = None,
         *,
-        mount_point: str = "/workspace",
+        mount_point: str | None = None,
         backend: str = "bubblewrap",
         terminal: bool = True,
         rows: int = 40,
@@ -50,8 +56,13 @@ class SandboxedShell:
         memory_mb: int = 1024,
         env: dict[str, str] | None = None,
         image: str | None = None,
+        identity: ShellIdentity | None = None,
         **jail_options: Any,
     ) -> None:
+        if identity is not None and mount_point not in (None, identity.workdir):
+            raise AwctlError(f"mount_point {mount_point!r} differs from the identity's workdir {identity.workdir!r}",
+                             hint="leave mount_point out: a shell with an identity starts in its workdir")
+        mount_point = identity.workdir if identity is not None else mount_point or "/workspace"
         if backend not in BACKENDS:
             raise AwctlError(f"unknown sandbox backend {backend!r}", hint=f"use one of {', '.join(BACKENDS)}")
         if not mount_point.startswith("/") or mount_point.rstrip("/") in (
@@ -68,6 +79,7 @@ class SandboxedShell:
         self.workspace.mkdir(parents=True, exist_ok=True)
         self.workspace = self.workspace.resolve()
         self.mount_point = mount_point.rstrip("/")
+        self.identity = identity or ShellIdentity.awctl_default(self.mount_point)
         self.terminal = terminal
         self.rows, self.cols = rows, cols
         self.timeout_s = timeout_s
@@ -97,6 +109,7 @@ class SandboxedShell:
             memory_mb=memory_mb,
             env=self.env,
             image=image,
+            identity=self.identity,
         )
         try:
             self.jail: Jail = JAILS[backend](spec, **jail_options)
@@ -156,13 +169,25 @@ class SandboxedShell:
 
     def _write_rc(self) -> None:
         self.control.write_rc(memory_mb=self.memory_mb, mount_point=self.mount_point, terminal=self.terminal,
-                              extra=self.jail.rc_lines())
+                              extra=self.jail.rc_lines(), ps1=self.identity.ps1)
 
     def _prepare(self) -> None:
         self.jail.prepare()
 
     def _shell_argv(self, interactive: bool) -> list[str]:
         return self.jail.shell_argv(interactive)
+
+    # ── prompt ───────────────────────────────────────────────────────────────────────────────────────
+
+    @property
+    def prompt_re(self) -> re.Pattern[str]:
+        """Matches a line holding this shell's prompt followed by what was typed (groups ``typed`` and,
+        where the style shows a directory, ``path``): ``PROMPT_RE``'s counterpart for any identity."""
+        return self.identity.prompt_re
+
+    def prompt(self, cwd: str | None = None) -> str:
+        """The prompt this shell shows in ``cwd`` (default: where it started), trailing space included."""
+        return self.identity.prompt(cwd)
 
     # ── terminal ─────────────────────────────────────────────────────────────────────────────────────
 
@@ -240,8 +265,9 @@ def make_shell(settings: dict[str, Any], **kwargs: Any) -> SandboxedShell:
 
     Reads ``sandbox`` (``bubblewrap`` | ``docker``), ``rows``, ``cols``, ``timeout_s``, ``memory_mb``,
     ``image``, ``pids_limit`` (most processes in the sandbox, 0: no cap; default 256), for bubblewrap
-    ``pids_method`` (``auto`` | ``cgroup`` | ``userns``) and for docker ``docker_host``; keyword arguments
-    override the settings.
+    ``pids_method`` (``auto`` | ``cgroup`` | ``userns``), for docker ``docker_host``, and the shell's
+    identity: ``prompt`` (``awctl`` | ``debian`` | ``fedora`` | ``bare``), ``user``, ``hostname``,
+    ``workdir`` (:mod:`.identity`); keyword arguments override the settings.
     """
     backend = kwargs.pop("backend", settings.get("sandbox", "bubblewrap"))
     opts: dict[str, Any] = {
@@ -251,5 +277,9 @@ def make_shell(settings: dict[str, Any], **kwargs: Any) -> SandboxedShell:
         opts["docker_host"] = settings["docker_host"]
     if backend == "bubblewrap" and "pids_method" in settings:
         opts["pids_method"] = settings["pids_method"]
+    if "identity" not in kwargs and "mount_point" not in kwargs:
+        identity = identity_from_settings(settings)
+        if identity is not None:
+            opts["identity"] = identity
     opts.update(kwargs)
     return SandboxedShell(backend=backend, **opts)
