@@ -17,14 +17,18 @@ import click
 @click.option("--limit", type=int, default=None, help="At most this many tasks.")
 @click.option("--repeats", type=int, default=1, show_default=True, help="Episodes per task.")
 @click.option("--workers", type=int, default=1, show_default=True, help="Parallel environments.")
+@click.option("--env-opt", "env_opts", multiple=True, metavar="KEY=VALUE",
+              help="Real-environment setting over awctl.toml [domains.<domain>] (TOML value), e.g. "
+                   "prompt=debian for the terminal; repeatable.")
 @click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="Output JSONL (.gz/.zst ok).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def record(domain: str, suite: str | None, task_ids: tuple[str, ...], policy: str, model: str | None,
-           base_url: str | None, limit: int | None, repeats: int, workers: int, output: Path,
-           as_json: bool) -> None:
+           base_url: str | None, limit: int | None, repeats: int, workers: int, env_opts: tuple[str, ...],
+           output: Path, as_json: bool) -> None:
     """Record trajectories by running a policy in a domain's real environment."""
     from awctl.cli.output import emit_json
     from awctl.config import load_project_config
+    from awctl.keyvalue import parse_assignments
     from awctl.plugins import get_registry
     from awctl.record import record as run_record
     from awctl.record import resolve_policy, select_tasks
@@ -36,7 +40,7 @@ def record(domain: str, suite: str | None, task_ids: tuple[str, ...], policy: st
     summary = run_record(
         dom, tasks, output, policy=resolve_policy(policy, dom, registry.build_backend, **options),
         repeats=repeats, workers=workers,
-        env_settings=load_project_config().domain_settings(domain),
+        env_settings={**load_project_config().domain_settings(domain), **parse_assignments(env_opts, "--env-opt")},
         on_episode=None if as_json else lambda t: click.echo(
             f"{'ok  ' if t.metadata['check']['ok'] else 'FAIL'} {t.id} ({len(t.turns)} turns)", err=True),
     )

@@ -20,6 +20,9 @@ class RecordOptions(BaseModel):
     workers: int = Field(1, ge=1, description="parallel environments")
     policy: str = Field("scripted", description="scripted | backend:NAME")
     policy_options: dict[str, Any] = Field(default_factory=dict, description="backend options, e.g. model")
+    env_options: dict[str, Any] = Field(default_factory=dict, description="real-environment settings over "
+                                        "awctl.toml [domains.<name>] for every domain recorded, e.g. "
+                                        "{prompt = 'debian'} for the terminal's prompt style")
     require_pass: bool = Field(True, description="fail the stage when a reference solution fails its checker")
 
     @field_validator("domains")
@@ -53,7 +56,7 @@ class RecordStage(Stage):
             policy = resolve_policy(opts.policy, domain, ctx.registry.build_backend, **opts.policy_options)
             summary = record(
                 domain, tasks, part, policy=policy, repeats=opts.repeats, workers=opts.workers,
-                env_settings=ctx.project.domain_settings(name),
+                env_settings={**ctx.project.domain_settings(name), **opts.env_options},
             )
             ctx.log.info("recorded", domain=name, **summary.to_dict())
             ctx.metric(domain=name, trajectories=summary.trajectories, passed=summary.passed, turns=summary.turns)
