@@ -137,10 +137,13 @@ class TerminalActionCodec(ActionCodec):
         :class:`CodecError` like :meth:`parse`."""
         return self.render(tuple(self.parse(text)))
 
-    def schema(self) -> str:
+    def schema(self, prompt: str = "`root@sandbox:<cwd># `", cols: int = DEFAULT_COLS,
+               rows: int = DEFAULT_ROWS) -> str:
+        """The action space for a system prompt: a ``cols`` x ``rows`` terminal whose screens end at
+        ``prompt`` (its shape, as the domain names it; awctl's own by default)."""
         return (
             "Each action is a JSON list of keystroke items, sent to a bash shell in a "
-            f"{DEFAULT_COLS}x{DEFAULT_ROWS} terminal:\n"
+            f"{cols}x{rows} terminal:\n"
             '[{"keystrokes": "<text>", "duration": <seconds>}, ...]\n'
             '- "keystrokes" is typed literally; end it with "\\n" to press Enter and run the command.\n'
             '- A "keystrokes" value that is exactly a key name presses that key: "C-c" (interrupt), '
@@ -148,8 +151,7 @@ class TerminalActionCodec(ActionCodec):
             '- "" types nothing and just waits.\n'
             '- "duration" is how many seconds to wait after the item before the screen is read '
             f"(default {DEFAULT_DURATION}).\n"
-            "The observation is the visible screen afterwards, including the prompt "
-            "`root@sandbox:<cwd># `."
+            f"The observation is the visible screen afterwards, including the prompt {prompt}."
         )
 
     def family(self, text: str) -> str:

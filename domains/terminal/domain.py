@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 import shutil
 from functools import cached_property
@@ -17,9 +18,11 @@ from .codec import (
     TerminalActionCodec,
     TerminalObservationCodec,
 )
+from .prompt_shapes import parse_prompt
 
 if TYPE_CHECKING:
     from awctl.env import Environment
+    from awctl.envs.sandbox.identity import ShellIdentity
 
 _FENCED = re.compile(r"^\s*```(?:json)?\s*\n(.*?)\n?```\s*$", re.S)
 _SCREEN_FENCED = re.compile(r"^\s*```[a-z]*\n(.*?)\n?```\s*$", re.S)
@@ -36,6 +39,10 @@ class TerminalDomain(Domain):
         self.action_codec = TerminalActionCodec()
         # No fixed geometry: each trajectory states its own terminal size (checked by screen_geometry).
         self.observation_codec = TerminalObservationCodec(None, None)
+        # The settings and shell identity of the last real env made: the recorder builds an episode's
+        # system prompt right after its env, and the prompt must state that shell's user, home and directory.
+        self._env_settings: dict[str, Any] | None = None
+        self._env_identity: ShellIdentity | None = None
 
     def transforms(self) -> dict[str, Any]:
         from .forms import to_incremental
@@ -60,23 +67,81 @@ class TerminalDomain(Domain):
         return terminal_prompt_builder()
 
     def sections_for(self, task: Task | None = None, initial_state: str = "") -> SystemPrompt:
-        """Five sections; the initial state is the first screen (fenced) and the working directory."""
-        screen = self.observation_codec.normalize(initial_state) or "root@sandbox:/workspace#"
-        state = [
-            f"A bash shell in a {DEFAULT_COLS}x{DEFAULT_ROWS} terminal. Working directory: /workspace "
-            "(also $HOME). The machine has GNU coreutils, grep, sed, awk, tar, gzip and python3; no network.",
-        ]
+        """Five sections; the initial state is the first screen (fenced), the working directory and the
+        home, and the prompt the instructions name is the one that screen shows.
+
+        The user, host, home and working directory are those of the shell behind the screen: the last
+        real env this domain made (the recorder builds an episode's prompt right after its env), else
+        the one ``awctl.toml [domains.terminal]`` chooses, else awctl's default — the first whose prompt
+        the screen shows. A screen that none of them explains states no directories (nothing it cannot
+        know)."""
+        from awctl.envs.sandbox.identity import ShellIdentity
+
+        settings = self._settings()
+        rows, cols = int(settings.get("rows", DEFAULT_ROWS)), int(settings.get("cols", DEFAULT_COLS))
+        screen = self.observation_codec.normalize(initial_state)
+        who = self._identity_for(screen, settings)
+        if not screen:
+            screen = (who or ShellIdentity.awctl_default()).prompt().rstrip()
+        prompt = parse_prompt(screen.split("\n")[-1])
+        awctl_prompt = who is not None and who.style == "awctl"
+        machine = "The machine has GNU coreutils, grep, sed, awk, tar, gzip and python3; no network."
+        if who is None:
+            state = [f"A bash shell in a {cols}x{rows} terminal. {machine}"]
+        elif awctl_prompt:
+            state = [f"A bash shell in a {cols}x{rows} terminal. Working directory: {who.workdir} "
+                     f"(also $HOME). {machine}"]
+        else:
+            state = [f"A bash shell in a {cols}x{rows} terminal, logged in as {who.user} on the host {who.host}. "
+                     f"Working directory: {who.workdir}; home directory: {who.home}. {machine}"]
+        where = who.workdir if who is not None else "the working directory"
         if task is not None and task.setup.get("files"):
-            state.append("Files in /workspace: " + ", ".join(sorted(task.setup["files"])))
+            state.append(f"Files in {where}: " + ", ".join(sorted(task.setup["files"])))
         if task is not None and task.setup.get("env"):
             state.append("Environment: " + ", ".join(f"{k}={v}" for k, v in sorted(task.setup["env"].items())))
         state.append(f"The screen shows:\n```\n{screen}\n```")
+        if prompt is None or prompt.is_repl or awctl_prompt:
+            action_space = self.action_codec.schema(cols=cols, rows=rows)
+            instruction = self.prompt_builder.simulation_instruction
+        else:
+            from .prompts import prompt_phrase, prompt_shape, simulation_instruction
+
+            action_space = self.action_codec.schema(prompt_shape(prompt), cols, rows)
+            instruction = simulation_instruction(prompt_phrase(prompt))
         return SystemPrompt(
             task_description=task.instruction if task else "",
-            action_space=self.action_codec.schema(),
+            action_space=action_space,
             initial_state="\n".join(state),
-            simulation_instruction=self.prompt_builder.simulation_instruction,
+            simulation_instruction=instruction,
         )
+
+    def _settings(self) -> dict[str, Any]:
+        """The settings of the last real env made, else ``awctl.toml [domains.terminal]`` (empty when the
+        project configuration cannot be read)."""
+        if self._env_settings is not None:
+            return self._env_settings
+        from awctl.config import load_project_config
+        from awctl.errors import AwctlError
+
+        try:
+            return load_project_config().domain_settings("terminal")
+        except AwctlError:
+            return {}
+
+    def _identity_for(self, screen: str, settings: dict[str, Any]) -> ShellIdentity | None:
+        """The shell identity whose starting prompt ``screen`` ends at (see :meth:`sections_for`); with no
+        screen, the first candidate."""
+        from awctl.envs.sandbox.identity import ShellIdentity
+        from awctl.errors import AwctlError
+
+        candidates = [self._env_identity] if self._env_identity is not None else []
+        with contextlib.suppress(AwctlError):  # a bad setting is reported where an env is made from it
+            candidates.append(ShellIdentity.from_settings(settings))
+        candidates.append(ShellIdentity.awctl_default())
+        if not screen:
+            return candidates[0]
+        last = screen.split("\n")[-1]
+        return next((who for who in candidates if who.shows_prompt(last)), None)
 
     def verifiers(self) -> list[Verifier]:
         from .verifiers import VERIFIERS
@@ -128,9 +193,14 @@ class TerminalDomain(Domain):
         return f"```\n{observation}\n```"
 
     def real_env(self, config: dict[str, Any] | None = None) -> Environment | None:
+        """A :class:`~awctl_domains.terminal.env.TerminalEnv` with ``config`` as its settings (default:
+        ``awctl.toml [domains.terminal]``; ``prompt``, ``user``, ``hostname`` and ``workdir`` choose the
+        shell's prompt style and identity)."""
         from .env import TerminalEnv
 
-        return TerminalEnv(config)
+        env = TerminalEnv(config)
+        self._env_settings, self._env_identity = dict(env.settings), env.identity
+        return env
 
     def real_env_status(self) -> tuple[bool, str]:
         missing = [p for p in ("bwrap", "tmux") if shutil.which(p) is None]

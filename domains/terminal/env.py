@@ -1,16 +1,25 @@
 """The real terminal environment: Terminus-style keystrokes into a sandboxed bash in a real terminal.
 
 :class:`TerminalEnv` runs each episode in a fresh :class:`awctl.envs.sandbox.SandboxedShell` (backend,
-geometry and limits from ``awctl.toml [domains.terminal]``). ``reset(task)`` applies ``task.setup``:
+geometry, limits and the shell's identity from ``awctl.toml [domains.terminal]``). ``reset(task)`` applies
+``task.setup``:
 
 * ``files``: ``{relative path: text}`` or ``{relative path: {"content": text, "mode": 0o755}}``,
-  written into the workspace (``/workspace``);
+  written into the workspace, the directory the episode starts in (``/workspace`` by default);
 * ``env``: environment variables of the shell;
 * ``commands``: shell commands run before the episode (their output is cleared from the screen);
 
-and returns the first screen (a prompt at ``/workspace``). ``step`` sends each keystroke item and waits
+and returns the first screen (a prompt in the workspace). ``step`` sends each keystroke item and waits
 its ``duration`` (capped by ``max_duration_s``, default 30 s), returning early once a command it ran
 has brought the prompt back, then returns the settled screen.
+
+**Prompt styles.** By default the shell is root on host ``sandbox`` and shows ``root@sandbox:<cwd># ``.
+The setting ``prompt`` picks another style, and the user, host and home it shows are real in the sandbox
+(:mod:`awctl.envs.sandbox.identity`): ``debian`` (``alice@devbox:~/work$ ``), ``fedora``
+(``[alice@devbox work]$ ``) or ``bare`` (``bash-5.2$ ``), with ``user`` (default ``alice``), ``hostname``
+(default ``devbox``) and ``workdir`` (default ``~/work``, the workspace) to change them. Record with
+one, e.g. ``awctl record -d terminal --env-opt prompt=debian ...`` or ``[domains.terminal] prompt =
+"fedora"`` in awctl.toml; :attr:`TerminalEnv.identity` says which one an env uses.
 """
 
 from __future__ import annotations
@@ -29,7 +38,9 @@ if TYPE_CHECKING:
 
 class TerminalEnv(Environment):
     """A real terminal session per episode. ``settings`` default to ``[domains.terminal]`` of awctl.toml;
-    ``shell_options`` override them (``backend``, ``rows``, ``cols``, ``docker_host``, ...)."""
+    ``shell_options`` override them (``backend``, ``rows``, ``cols``, ``docker_host``, ``identity``, ...).
+    ``identity`` is the shell's :class:`~awctl.envs.sandbox.ShellIdentity` (prompt style, user, host,
+    home, working directory), checked when the env is made."""
 
     domain = "terminal"
 
@@ -38,8 +49,12 @@ class TerminalEnv(Environment):
             from awctl.config import load_project_config
 
             settings = load_project_config().domain_settings("terminal")
+        from awctl.envs.sandbox import ShellIdentity
+
         self.settings = dict(settings)
         self.shell_options = shell_options
+        given = shell_options.get("identity")
+        self.identity: ShellIdentity = given if given is not None else ShellIdentity.from_settings(self.settings)
         self.max_duration_s = float(self.settings.get("max_duration_s", 30.0))
         self.codec = TerminalActionCodec()
         self.shell: SandboxedShell | None = None
@@ -49,7 +64,7 @@ class TerminalEnv(Environment):
 
         self.close()
         setup = dict(task.setup) if task is not None else {}
-        options = dict(self.shell_options)
+        options = {"identity": self.identity, **self.shell_options}
         env = {**options.pop("env", {}), **{str(k): str(v) for k, v in setup.get("env", {}).items()}}
         shell = make_shell(self.settings, terminal=True, env=env, **options)
         self.shell = shell

@@ -13,7 +13,7 @@ from awctl.domain import TurnContext
 from awctl.trajectory import Trajectory, Turn
 
 from .codec import display_width
-from .prompts import INCREMENTAL_SIMULATION_INSTRUCTION, SIMULATION_INSTRUCTION
+from .prompts import incremental_for
 from .session import Facts, cut_cells, facts_before, initial_screen, split_observation, stated_form
 
 _SCREEN_SENTENCE = "Each observation is the whole visible screen."
@@ -65,8 +65,8 @@ def to_incremental(traj: Trajectory) -> Trajectory | None:
             text += " " * (len(after.glue + after.prompt.text + after.pending) - len(lines[-1]))
         turns.append(turn.model_copy(update={"observation": text}))
     system = traj.system.model_copy(deep=True)
-    if system.simulation_instruction == SIMULATION_INSTRUCTION:
-        system.simulation_instruction = INCREMENTAL_SIMULATION_INSTRUCTION
+    # awctl's own instructions (for any prompt style) become their incremental counterparts.
+    system.simulation_instruction = incremental_for(system.simulation_instruction) or system.simulation_instruction
     system.initial_state = system.initial_state.replace(_SCREEN_SENTENCE, _INCREMENTAL_SENTENCE)
     return traj.model_copy(update={"id": traj.id + "~incremental", "system": system, "turns": turns,
                                    "metadata": {**traj.metadata, "screen_form": "incremental"}})
