@@ -133,7 +133,10 @@ class Terminal:
 def _system(cols: int, rows: int, initial: str, form: str) -> SystemPrompt:
     shown = ("Each observation is the whole visible screen." if form == "screen" else
              "Each observation is only the new output: the echo, what the command printed and the new prompt.")
-    return SystemPrompt(action_space=_CODEC.schema(),
+    # The action space names the prompt this recording's shell shows, not awctl's own.
+    first = parse_prompt(initial.rstrip("\n").split("\n")[-1]) if initial.strip() else None
+    prompt = f"`{first.text}`" if first else "of the shell"
+    return SystemPrompt(action_space=_CODEC.schema(prompt, cols, rows),
                         initial_state=f"A bash shell in a {cols}x{rows} terminal. {shown} The screen shows:\n"
                                       f"```\n{initial}\n```")
 
