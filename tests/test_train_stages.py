@@ -57,6 +57,22 @@ def test_sft_stage_keeps_only_candidates_that_pass_verifiers_and_judge(tmp_path:
     assert (result.outputs["checkpoint"] / "config.json").is_file()
 
 
+def test_sft_without_a_teacher_trains_on_the_recorded_observations(tmp_path: Path) -> None:
+    from awctl.errors import AwctlError
+    from awctl.stages.standalone import run_stage
+
+    src = _trajs(tmp_path / "t.jsonl")
+    result = run_stage("sft", {"model": "tiny", "trajectories": [str(src)], "steps": 1, "tiny": TINY,
+                               "block_size": 256, "teacher": {"k": 0}, "keep_reference": True},
+                       tmp_path / "sft", console=None)
+    s = result.summary
+    assert (s["targets"], s["candidates"], s["examples"]) == (2, 0, 2)
+    assert [k.turns[-1].observation for k in read_trajectories(result.outputs["sft_data"])] == [OBS1, OBS2]
+    with pytest.raises(AwctlError, match="keep_reference"):
+        run_stage("sft", {"model": "tiny", "trajectories": [str(src)], "teacher": {"k": 0}}, tmp_path / "x",
+                  console=None)
+
+
 def test_rl_stage_runs_gspo_steps_and_resumes(tmp_path: Path, switchboard, switchboard_model) -> None:
     # The starting model solves the switchboard part of the time, so groups have reward spread.
     from awctl.stages.standalone import run_stage

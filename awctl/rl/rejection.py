@@ -27,7 +27,7 @@ def rejection_sample(
     domains: Mapping[str, Any],
     *,
     out: Path,
-    teacher: Backend,
+    teacher: Backend | None,
     k: int = 4,
     temperature: float = 0.8,
     max_tokens: int = 256,
@@ -44,7 +44,8 @@ def rejection_sample(
     """Write kept examples to ``out`` (trajectory JSONL); return counts and the retention rate
     (kept teacher candidates / teacher candidates; reference examples are not counted as candidates).
     ``teacher`` is any backend; ``judge`` a judge object for :class:`~awctl.rl.rewards.RewardModel`
-    (``None``: the deterministic comparison)."""
+    (``None``: the deterministic comparison). ``teacher=None`` or ``k=0``: no candidates are sampled, only the
+    recorded observations are kept (``keep_reference`` must be set)."""
     from awctl.backend import ChatRequest
     from awctl.rl.expand import expand
     from awctl.rl.rewards import RewardModel, split_reasoning
@@ -55,8 +56,13 @@ def rejection_sample(
     scorer = RewardModel(domains, judge=judge)
     kept: list[Trajectory] = []
     candidates = accepted = 0
+    if (teacher is None or k == 0) and not keep_reference:
+        raise ValueError("without a teacher (k = 0) only the recorded observations can be kept: set keep_reference")
     for start in range(0, len(prompts), chunk):
         part = prompts[start : start + chunk]
+        if teacher is None or k == 0:
+            kept.extend(_example(p, p.reference, None, "ref") for p in part)
+            continue
         # One seed per chunk: requests with equal sampling settings share one batched generate
         # call (a seed per request would make a local backend generate them one at a time).
         requests = [ChatRequest(messages=p.messages, max_tokens=max_tokens, temperature=temperature, n=k,

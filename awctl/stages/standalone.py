@@ -30,11 +30,18 @@ def run_standalone(
     ``out`` is both the run and the stage folder: outputs, ``log.jsonl`` and ``metrics.jsonl`` go there.
     Paths in ``options`` are relative to ``project`` (default: the project found from the current folder).
     """
-    from awctl.config import load_project_config
+    from pydantic import ValidationError
+
+    from awctl.config import load_project_config, validation_problems
+    from awctl.errors import ConfigError
     from awctl.runlog import make_run_logger
 
     cls = registry.stage(kind).obj
-    opts = cls.Options.model_validate(options, context={"domains": registry.domains})
+    try:
+        opts = cls.Options.model_validate(options, context={"domains": registry.domains})
+    except ValidationError as exc:
+        raise ConfigError(validation_problems(exc, f"{kind} options"),
+                          hint=f"`awctl recipes show` lists the options of stage kind {kind!r}") from None
     out.mkdir(parents=True, exist_ok=True)
     log, sink = make_run_logger(out / "log.jsonl", console, stage=name or kind)
     try:

@@ -27,10 +27,11 @@ A stage rerun with ``awctl run --resume`` continues from its last checkpoint. Mo
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from awctl.formats.view import ChatStyle
 from awctl.models.paths import package_file
@@ -69,7 +70,8 @@ class TeacherSpec(BaseModel):
 
     backend: str = "transformers"
     options: dict[str, Any] = Field(default_factory=dict, description="backend options; model may be '@stage.out'")
-    k: int = Field(4, ge=1, description="candidates per target turn")
+    k: int = Field(4, ge=0, description="candidates per target turn; 0: no teacher, train on the recorded "
+                                        "observations alone (needs keep_reference = true)")
     temperature: float = Field(0.8, ge=0)
     max_tokens: int = Field(256, ge=1)
 
@@ -87,6 +89,13 @@ class SftOptions(TrainSpec):
                                                   "the format the AgentWorldBench eval uses)")
     max_targets: int | None = Field(None, ge=1)
     block_size: int = Field(1024, ge=16)
+
+    @model_validator(mode="after")
+    def _something_to_train_on(self) -> SftOptions:
+        if self.teacher.k == 0 and not self.keep_reference:
+            raise ValueError("teacher.k = 0 samples no candidates: set keep_reference = true to train on the "
+                             "recorded observations, or give the teacher k >= 1")
+        return self
 
 
 class RlOptions(TrainSpec):
@@ -222,7 +231,8 @@ class SftStage(TrainStage):
         data_file = ctx.stage_dir / "sft_data.jsonl"
         judge = ctx.judge(opts.judge, opts.judge_options)
         try:
-            with ctx.registry.build_backend(opts.teacher.backend, **teacher_opts) as teacher:
+            with (ctx.registry.build_backend(opts.teacher.backend, **teacher_opts) if opts.teacher.k
+                  else contextlib.nullcontext()) as teacher:
                 stats = rejection_sample(
                     trajs, ctx.domains, out=data_file, teacher=teacher, k=opts.teacher.k,
                     temperature=opts.teacher.temperature, max_tokens=opts.teacher.max_tokens, judge=judge,
