@@ -335,3 +335,41 @@ def test_the_rollout_engine_runs_sim_episodes_over_one_batched_world_model(termi
     # arrive together) went through the one shared backend, in shared calls.
     assert stats["steps"] >= steps + 4 and stats["backend"]["requests"] == stats["steps"]
     assert stats["backend"]["largest_batch"] >= 2
+
+
+@pytest.mark.slow
+def test_sim_episodes_over_an_openai_compatible_endpoint_share_its_batches(terminal):
+    """The world model behind an HTTP endpoint (here ``awctl simulate serve``; a vLLM server the same):
+    concurrent episodes' steps reach it together and it batches them."""
+    import urllib.request
+
+    from awctl.models.backends.openai_backend import OpenAIBackend
+    from awctl.models.tiny import default_tiny_model
+    from awctl.sim.launch import ServerProcess
+
+    with ServerProcess.awctl_serve("-b", "transformers", "-m", str(default_tiny_model()), "--batch-window-ms", "50",
+                                   startup_timeout=300) as server:
+        endpoint = OpenAIBackend(base_url=server.url + "/v1")
+        factory = sim_envs(terminal, endpoint, sim_options={"max_tokens": 6}, window_ms=20)
+        tasks = terminal.tasks("basic")[:4]
+        envs = [factory.make(t, i) for i, t in enumerate(tasks)]
+        try:
+            for i, (env, task) in enumerate(zip(envs, tasks, strict=True)):
+                env.reset(task, seed=i)
+            barrier, results = threading.Barrier(4), [None] * 4
+
+            def play(i: int) -> None:
+                barrier.wait()
+                results[i] = envs[i].step(keys(f"echo {i}"))
+
+            threads = [threading.Thread(target=play, args=(i,)) for i in range(4)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(120)
+            assert all(r is not None and r.info["turn"] == 0 for r in results)
+            with urllib.request.urlopen(server.url + "/health", timeout=10) as resp:
+                health = json.loads(resp.read())
+            assert health["requests"] == 4 and health["largest_batch"] >= 2, health
+        finally:
+            factory.close()

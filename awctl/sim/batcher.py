@@ -5,6 +5,11 @@ awaits them; one worker task per event loop waits ``window_ms`` after the first 
 ``max_batch`` requests are queued), sends everything queued in one ``inner.agenerate`` call and hands
 each caller its own completions. While a batch is running new requests keep queueing, so under load the
 batch size grows by itself. An error in a batch fails exactly the callers in that batch.
+
+With ``overlap`` (the default for an ``inner`` backend whose ``continuous_batching`` is true, such as the
+vLLM engine, which schedules requests into its running batch itself) a gathered batch is handed to
+``inner`` without waiting for the previous one to finish, so a short request never waits for the longest
+one of an earlier batch.
 """
 
 from __future__ import annotations
@@ -41,12 +46,16 @@ class BatchingBackend(Backend):
     exactly one).
     """
 
-    def __init__(self, inner: Backend, *, max_batch: int = 64, window_ms: float = 5.0) -> None:
+    def __init__(
+        self, inner: Backend, *, max_batch: int = 64, window_ms: float = 5.0, overlap: bool | None = None
+    ) -> None:
         self.inner = inner
         self.name = inner.name
         self.max_batch = max(1, int(max_batch))
         self.window = max(0.0, float(window_ms)) / 1000.0
+        self.overlap = bool(getattr(inner, "continuous_batching", False)) if overlap is None else overlap
         self.stats = BatchStats()
+        self._inflight: set[asyncio.Task[None]] = set()
         self._queue: list[tuple[list[ChatRequest], asyncio.Future[list[list[Completion]]]]] = []
         self._wake: asyncio.Event | None = None
         self._worker: asyncio.Task[None] | None = None
@@ -94,25 +103,37 @@ class BatchingBackend(Backend):
                 self._wake.clear()
             if not taken:
                 continue
-            flat = [r for reqs, _ in taken for r in reqs]
-            self.stats.batches += 1
-            self.stats.requests += len(flat)
-            self.stats.largest = max(self.stats.largest, len(flat))
-            try:
-                outs = await self.inner.agenerate(flat)
-            except Exception as exc:  # fail this batch's callers, keep serving the next ones
-                self.stats.errors += 1
-                for _, fut in taken:
-                    if not fut.done():
-                        fut.set_exception(exc)
-                continue
-            pos = 0
-            for reqs, fut in taken:
+            if self.overlap:
+                task = asyncio.get_running_loop().create_task(self._dispatch(taken))
+                self._inflight.add(task)
+                task.add_done_callback(self._inflight.discard)
+            else:
+                await self._dispatch(taken)
+
+    async def _dispatch(
+        self, taken: list[tuple[list[ChatRequest], asyncio.Future[list[list[Completion]]]]]
+    ) -> None:
+        flat = [r for reqs, _ in taken for r in reqs]
+        self.stats.batches += 1
+        self.stats.requests += len(flat)
+        self.stats.largest = max(self.stats.largest, len(flat))
+        try:
+            outs = await self.inner.agenerate(flat)
+        except Exception as exc:  # fail this batch's callers, keep serving the next ones
+            self.stats.errors += 1
+            for _, fut in taken:
                 if not fut.done():
-                    fut.set_result(outs[pos : pos + len(reqs)])
-                pos += len(reqs)
+                    fut.set_exception(exc)
+            return
+        pos = 0
+        for reqs, fut in taken:
+            if not fut.done():
+                fut.set_result(outs[pos : pos + len(reqs)])
+            pos += len(reqs)
 
     def close(self) -> None:
         if self._worker is not None:
             self._worker.cancel()
+        for task in list(self._inflight):
+            task.cancel()
         self.inner.close()

@@ -31,6 +31,9 @@ class OpenAIBackend(Backend):
     """Chat completions over HTTP. ``model=None`` takes the first model the server lists."""
 
     name = "openai"
+    # The server schedules concurrent requests itself: a batcher in front hands it batches without
+    # waiting for the previous one (awctl.sim.batcher.BatchingBackend ``overlap``).
+    continuous_batching = True
 
     def __init__(
         self,

