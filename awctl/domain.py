@@ -278,6 +278,23 @@ class Perturbation:
 # ── the domain ───────────────────────────────────────────────────────────────────────────────────────
 
 
+
+def fenced_block_after(text: str, marker: str) -> str | None:
+    """The body of the fenced block that follows the last ``marker`` line in ``text`` and runs to the text's
+    last closing fence (e.g. the first screen a domain's initial-state section quotes after "The screen
+    shows:"); ``None`` when there is none. For :meth:`Domain.first_observation` overrides."""
+    at = text.rfind(marker)
+    if at < 0:
+        return None
+    rest = text[at + len(marker):].lstrip(" ")
+    if not rest.startswith("\n```"):
+        return None
+    body_start = rest.find("\n", 1)
+    end = rest.rfind("\n```")
+    if body_start < 0 or end <= body_start:
+        return None
+    return rest[body_start + 1:end]
+
 class Domain:
     """Base class for a domain plugin. Override the attributes and methods your domain provides.
 
@@ -321,6 +338,14 @@ class Domain:
             initial_state=initial_state,
             simulation_instruction=self.prompt_builder.simulation_instruction,
         )
+
+    def first_observation(self, sections: SystemPrompt) -> str:
+        """What the real environment's ``reset()`` would have returned for an episode with these sections:
+        the first observation an agent sees in a simulated episode (``SimEnv.reset``), so a policy's first
+        prompt is the same in simulation and in reality. The default is the initial-state section itself;
+        a domain whose :meth:`sections_for` wraps the reset text in more context overrides it (terminal:
+        the fenced screen)."""
+        return sections.initial_state
 
     @property
     def judge_guidance(self) -> str:

@@ -23,6 +23,8 @@ Rules (each reported by name with a message an author can act on):
 - ``prompt.variants``: the prompt builder gives at least 10 distinct wordings.
 - ``env.reset_reproducible``: resetting the real environment with a seed twice gives the same first
   observation.
+- ``env.first_observation``: a simulated episode starts from what the real reset shows:
+  ``Domain.first_observation`` undoes what ``sections_for`` wrapped around the reset text.
 
 Recordings come from the caller (``recordings=``) and, when the domain has a real environment, from
 running its tasks' reference solutions now. A rule that cannot run (no real environment, no recordings)

@@ -22,6 +22,8 @@ RULES: dict[str, str] = {
     "task.noop_fails": "doing nothing fails every task's checker",
     "prompt.variants": "the prompt builder gives at least 10 distinct wordings",
     "env.reset_reproducible": "resetting with the same seed twice gives the same first observation",
+    "env.first_observation": "a simulated episode starts from what the real reset shows "
+                             "(first_observation(sections_for(task, reset())) == reset())",
 }
 MAX_LISTED = 3
 
@@ -311,21 +313,29 @@ def rule_variants(domain: Domain) -> RuleOutcome:
     return RuleOutcome("prompt.variants", "ok", f"{distinct} wordings", len(texts))
 
 
-def rule_reset(domain: Domain, tasks: list[Task], env_settings: dict[str, Any] | None) -> RuleOutcome:
+def rule_reset(domain: Domain, tasks: list[Task], env_settings: dict[str, Any] | None) -> list[RuleOutcome]:
     from awctl.eval.deterministic import comparable
 
-    problems = []
+    problems, unlike = [], []
     for task in tasks[:3]:
         firsts = []
         for _ in range(2):
             env = domain.real_env(env_settings)
             if env is None:
-                return RuleOutcome("env.reset_reproducible", "fail", "real_env() returned None")
+                return [RuleOutcome(rule, "fail", "real_env() returned None")
+                        for rule in ("env.reset_reproducible", "env.first_observation")]
             with env:
                 firsts.append(env.reset(task, seed=7))
         if comparable(domain, firsts[0]) != comparable(domain, firsts[1]):
             problems.append(f"{task.id}: {firsts[0][:50]!r} then {firsts[1][:50]!r}")
-    return RuleOutcome("env.reset_reproducible", "fail" if problems else "ok", _listed(problems), len(tasks[:3]))
+        # SimEnv.reset returns first_observation(sections): an agent's first prompt must be the real one.
+        sim = domain.first_observation(domain.sections_for(task, firsts[0]))
+        if comparable(domain, sim.strip()) != comparable(domain, firsts[0].strip()):  # ends as the judge strips
+            unlike.append(f"{task.id}: the real reset shows {firsts[0][:50]!r}, a simulated episode would start "
+                          f"from {sim[:50]!r} (override Domain.first_observation to undo sections_for)")
+    n = len(tasks[:3])
+    return [RuleOutcome("env.reset_reproducible", "fail" if problems else "ok", _listed(problems), n),
+            RuleOutcome("env.first_observation", "fail" if unlike else "ok", _listed(unlike), n)]
 
 
 # ── the whole check ──────────────────────────────────────────────────────────────────────────────────
@@ -378,8 +388,9 @@ def check_domain(
         add(RuleOutcome("task.noop_fails", "skip", reason))
     add(rule_variants(domain))
     if available and tasks:
-        add(rule_reset(domain, tasks, env_settings))
+        for outcome in rule_reset(domain, tasks, env_settings):
+            add(outcome)
     else:
-        add(RuleOutcome("env.reset_reproducible", "skip",
-                        "the domain has no tasks" if not tasks else f"no real environment: {why}"))
+        for rule in ("env.reset_reproducible", "env.first_observation"):
+            add(RuleOutcome(rule, "skip", "the domain has no tasks" if not tasks else f"no real environment: {why}"))
     return report

@@ -112,7 +112,8 @@ class SimEnv(Environment):
 
     # ── Environment contract ──
     def reset(self, task: Task | None = None, seed: int | None = None) -> str:
-        """Start an episode; returns the initial observation (the initial-state section's text)."""
+        """Start an episode; returns the first observation, as the real environment's ``reset()`` would
+        (:meth:`awctl.domain.Domain.first_observation` of the episode's sections)."""
         if task is not None:
             self.task = task
         if self.sections_override is not None:
@@ -124,7 +125,7 @@ class SimEnv(Environment):
         if self.schedule is not None:
             self.schedule.counted = 0
         self._started = True
-        return self.sections.initial_state
+        return self.sim_domain.first_observation(self.sections)
 
     def step(self, action: str) -> StepResult:
         return drive(self.plan_step(action), self.backend.generate)

@@ -52,6 +52,13 @@ class AndroidDomain(Domain):
 
         return android_prompt_builder()
 
+    def first_observation(self, sections: SystemPrompt) -> str:
+        """The first screen :meth:`sections_for` fenced into the initial state."""
+        from awctl.domain import fenced_block_after
+
+        screen = fenced_block_after(sections.initial_state, "The screen shows:")
+        return sections.initial_state if screen is None else screen
+
     def sections_for(self, task: Task | None = None, initial_state: str = "") -> SystemPrompt:
         """Five sections; the initial state states the screen size and holds the first screen (fenced)."""
         from .prompts import initial_state_text

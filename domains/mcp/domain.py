@@ -51,6 +51,12 @@ class McpDomain(Domain):
     def sections_for(self, task: Task | None = None, initial_state: str = "") -> SystemPrompt:
         return mcp_sections(task, initial_state, self.prompt_builder)
 
+    def first_observation(self, sections: SystemPrompt) -> str:
+        """The reset text without the seed data the simulator is told about (the real agent never sees it)."""
+        from .prompts import first_observation
+
+        return first_observation(sections.initial_state)
+
     def verifiers(self) -> list[Verifier]:
         return list(VERIFIERS)
 

@@ -42,6 +42,15 @@ def mcp_prompt_builder() -> PromptBuilder:
     )
 
 
+SEED_DATA_HEADING = "\n\nInitial server data (seed.json):"
+
+
+def first_observation(initial_state: str) -> str:
+    """What ``McpEnv.reset`` showed, from an initial-state section: the section without the seed data that
+    :func:`mcp_sections` appended for the simulator."""
+    return initial_state.split(SEED_DATA_HEADING, 1)[0]
+
+
 def mcp_sections(task: Task | None, initial_state: str, builder: PromptBuilder) -> SystemPrompt:
     """The five sections for an MCP episode.
 
@@ -52,7 +61,7 @@ def mcp_sections(task: Task | None, initial_state: str, builder: PromptBuilder) 
     data = (task.setup.get("data") if task else None) or None
     if data is not None:
         seed = json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True)
-        state += f"\n\nInitial server data (seed.json):\n```json\n{seed}\n```"
+        state += f"{SEED_DATA_HEADING}\n```json\n{seed}\n```"
     return SystemPrompt(
         task_description=task.instruction if task else "",
         action_space=ACTION_SCHEMA,

@@ -55,6 +55,13 @@ class OsDomain(Domain):
 
         return {**DEFAULTS, **load_project_config().domain_settings("os")}
 
+    def first_observation(self, sections: SystemPrompt) -> str:
+        """The first accessibility tree :meth:`sections_for` fenced into the initial state."""
+        from awctl.domain import fenced_block_after
+
+        tree = fenced_block_after(sections.initial_state, "The accessibility tree shows:")
+        return sections.initial_state if tree is None else tree
+
     def sections_for(self, task: Task | None = None, initial_state: str = "") -> SystemPrompt:
         """Five sections; the initial state names the screen size, the open applications and files, and shows
         the first accessibility tree in a fence (```xml for XML, ``` for the table)."""

@@ -115,6 +115,13 @@ class TerminalDomain(Domain):
             simulation_instruction=instruction,
         )
 
+    def first_observation(self, sections: Any) -> str:
+        """The screen :meth:`sections_for` fenced into the initial state (the reset screen), else the section."""
+        from awctl.domain import fenced_block_after
+
+        screen = fenced_block_after(sections.initial_state, "The screen shows:")
+        return sections.initial_state if screen is None else screen
+
     def _settings(self) -> dict[str, Any]:
         """The settings of the last real env made, else ``awctl.toml [domains.terminal]`` (empty when the
         project configuration cannot be read)."""

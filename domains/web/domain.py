@@ -52,6 +52,12 @@ class WebDomain(Domain):
 
         return web_prompt_builder()
 
+    def first_observation(self, sections: SystemPrompt) -> str:
+        """The first page :meth:`sections_for` put after the browser's description."""
+        head = INITIAL_STATE_INTRO + "\n\n"
+        state = sections.initial_state
+        return state[len(head):] if state.startswith(head) else state
+
     def sections_for(self, task: Task | None = None, initial_state: str = "") -> SystemPrompt:
         """Five sections; the initial state describes the apps and holds the first observation verbatim."""
         state = INITIAL_STATE_INTRO + ("\n\n" + initial_state if initial_state else "")
