@@ -25,6 +25,7 @@ STAGES: dict[str, str] = {
     "rl": "awctl.stages.train:RlStage",
     "agent_train": "awctl.stages.agent:AgentTrainStage",
     "agent_eval": "awctl.stages.agent:AgentEvalStage",
+    "compare": "awctl.stages.compare:CompareStage",
 }
 
 BACKENDS: dict[str, tuple[str, str]] = {

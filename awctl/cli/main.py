@@ -31,6 +31,7 @@ CORE_COMMANDS: dict[str, tuple[str, str]] = {
     "simulate": ("awctl.cli.simulate:simulate", "Run a world model as an environment: repl, batch, serve."),
     "train": ("awctl.cli.train:train", "Train a world model: --stage cpt|sft|rl (CPT, rejection-sampling SFT, GSPO)."),
     "agent": ("awctl.cli.agent:agent", "Train an agent with RL in real/sim/hybrid environments; evaluate it."),
+    "compare": ("awctl.cli.compare:compare", "Sim vs Real agent arms: equal budgets, held-out real success."),
 }
 
 

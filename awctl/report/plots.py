@@ -152,8 +152,10 @@ def plot_metrics(metrics_path: Path, out_dir: Path) -> list[dict[str, Any]]:
 
 
 def bar_chart(groups: Mapping[str, Mapping[str, float | None]], path: Path, *, title: str, ylabel: str,
-              ymax: float | None = None) -> Path:
-    """Grouped bars: ``groups[group][series] = value`` (e.g. split → model → exact-match rate)."""
+              ymax: float | None = None,
+              errors: Mapping[str, Mapping[str, tuple[float, float]]] | None = None) -> Path:
+    """Grouped bars: ``groups[group][series] = value`` (e.g. split → model → exact-match rate).
+    ``errors[group][series] = (low, high)`` draws that interval as a whisker on the bar (e.g. a 95% CI)."""
     import matplotlib
 
     matplotlib.use("Agg", force=True)
@@ -168,6 +170,14 @@ def bar_chart(groups: Mapping[str, Mapping[str, float | None]], path: Path, *, t
             xs = [i + k * width for i in range(len(groups))]
             ys = [(groups[g].get(name) or 0.0) for g in groups]
             bars = ax.bar(xs, ys, width, label=name)
+            if errors is not None:
+                spans = [(errors.get(g) or {}).get(name) for g in groups]
+                wx = [x for x, s in zip(xs, spans, strict=True) if s is not None]
+                wy = [y for y, s in zip(ys, spans, strict=True) if s is not None]
+                lo = [max(0.0, y - s[0]) for y, s in zip(ys, spans, strict=True) if s is not None]
+                hi = [max(0.0, s[1] - y) for y, s in zip(ys, spans, strict=True) if s is not None]
+                if wx:
+                    ax.errorbar(wx, wy, yerr=[lo, hi], fmt="none", ecolor="black", elinewidth=1, capsize=3)
             for bar, g in zip(bars, groups, strict=True):
                 value = groups[g].get(name)
                 ax.annotate("-" if value is None else f"{value:.2f}", (bar.get_x() + bar.get_width() / 2,
