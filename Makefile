@@ -2,7 +2,7 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
-EXTRAS := train,deepspeed,mcp,docker,terminal,data,report,serve,web,os,dev
+EXTRAS := train,deepspeed,mcp,docker,terminal,data,report,serve,web,os,ray,dev
 # torch first, pinned to the CPU wheel: a bare torch requirement would pull a multi-GB CUDA build.
 TORCH := torch==2.13.0
 # vLLM's CPU build pins its own torch/transformers, so it lives in a venv of its own; the vLLM tests
