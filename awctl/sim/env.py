@@ -42,6 +42,10 @@ class SimEnv(Environment):
     """A simulated environment for ``domain`` driven by ``backend``.
 
     ``sections`` overrides the domain's system-prompt sections for every episode.
+    ``section_overrides`` replaces only the named sections (``action_space``, ``initial_state``,
+    ``demonstrations``...) of the sections the domain builds for each task, e.g. an environment described by
+    its tool list (``initial_state``) and a few example observations (``demonstrations``) that awctl cannot
+    run: the task's own description stays the task's.
     ``max_history_turns`` keeps only the latest turns in the prompt (turn numbers stay true).
     ``max_turns`` ends the episode (``done=True``) after that many steps.
     """
@@ -68,6 +72,7 @@ class SimEnv(Environment):
         max_turns: int | None = None,
         max_history_turns: int | None = None,
         style: str = "agentworldbench",
+        section_overrides: dict[str, str] | None = None,
     ) -> None:
         self.sim_domain: Domain = domain
         self.domain = domain.name
@@ -83,6 +88,14 @@ class SimEnv(Environment):
         self.task = task
         self.initial_state = initial_state
         self.sections_override = sections
+        names = [n for n in SystemPrompt.model_fields if n != "raw"]
+        bad = sorted(str(k) for k, v in (section_overrides or {}).items() if k not in names or not isinstance(v, str))
+        if bad:
+            raise AwctlError(
+                f"section_overrides: {', '.join(bad)}: not a system-prompt section given as text",
+                hint=f"give text for any of {', '.join(names)}",
+            )
+        self.section_overrides = dict(section_overrides or {})
         self.max_tokens = max_tokens
         self.temperature = temperature
         self.top_p = top_p
@@ -120,6 +133,8 @@ class SimEnv(Environment):
             self.sections = self.sections_override.model_copy()
         else:
             self.sections = self.sim_domain.sections_for(self.task, self.initial_state)
+        if self.section_overrides:
+            self.sections = self.sections.model_copy(update=self.section_overrides)
         self.history = []
         self._episode_seed = seed if seed is not None else self.seed
         if self.schedule is not None:
