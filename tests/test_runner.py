@@ -104,8 +104,8 @@ def test_stages_run_in_order_with_artifacts_and_a_complete_run_dir(project):
     report = (run_dir / "report.md").read_text()
     assert "| write | write-text | done |" in report and "lines=2, seed=3" in report
     assert "wrote **text**" in report  # the stage's own fragment
-    assert "![write: loss](plots/write--loss.png)" in report
-    assert (run_dir / "plots/write--loss.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "![write: loss](plots/write--curves.png)" in report
+    assert (run_dir / "plots/write--curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_hash_of_a_folder_changes_with_names_and_contents(tmp_path):

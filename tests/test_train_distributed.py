@@ -166,8 +166,9 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     tmp = tmp_path_factory.mktemp("dist")
     prep = make_prep(tmp)
     out = tmp / "single"
-    launched = run_awctl(train_args(prep, out, "batch_size=2", "grad_accum=2"), tmp / "single.log")
-    assert launched is None  # the python launcher trains inside the awctl process
+    args = train_args(prep, out, "batch_size=2", "grad_accum=2")
+    launched = run_awctl(args, tmp / "single.log")
+    assert launched == dry_run_command(args)  # the python launcher runs the printed worker, one process
     assert sorted(losses(out)) == list(range(1, STEPS + 1))
     return prep, out
 
