@@ -271,3 +271,17 @@ def test_held_out_tasks_must_not_be_training_tasks(tmp_path: Path, lamps_registr
     options = {"domain": "lamps", "train_tasks": "all[:4]", "heldout_tasks": "all[3:6]", "arms": {"r": {"kind": "real"}}}
     with pytest.raises(AwctlError, match=r"1 held-out task\(s\) are also training tasks"):
         run_standalone(lamps_registry, "compare", options, tmp_path / "x", console=None)
+
+
+def test_compare_command_says_what_is_missing_before_running(tmp_path: Path, awctl) -> None:
+    no_compare = awctl("compare", "quickstart", "--output-root", str(tmp_path / "a"))
+    assert no_compare.returncode == 2 and "has no stage of kind 'compare'" in no_compare.stderr
+    recipe = tmp_path / "only-real.toml"
+    recipe.write_text('[recipe]\nname = "only-real"\n\n[[stages]]\nkind = "compare"\ndomain = "lamps"\n'
+                      'train_tasks = "all[:4]"\nheldout_tasks = "all[4:6]"\n\n[stages.arms.real]\nkind = "real"\n',
+                      encoding="utf-8")
+    gate = awctl("compare", str(recipe), "--fail-under", "0.5", "--output-root", str(tmp_path / "b"), env=LAMPS_ENV)
+    assert gate.returncode == 2 and "needs an arm of kind 'sim'" in gate.stderr
+    assert not (tmp_path / "b").exists()  # refused before anything ran
+    bad = awctl("compare", str(recipe), "stages.compare.arms.real.kind=simulated", env=LAMPS_ENV)
+    assert bad.returncode != 0 and "arms.real.kind" in bad.stderr

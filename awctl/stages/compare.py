@@ -252,7 +252,10 @@ class CompareStage(TrainStage):
             refs.append(opts.tokenizer)
         for arm in opts.arms.values():
             for value in (arm.policy, arm.blind_spots):
-                if isinstance(value, str) and not value.startswith("pkg:") and _pathlike(value):
+                # An absolute path names a cluster location (e.g. /models/...) that need not exist where the
+                # recipe is validated (as TrainStage treats `model`); the stage checks it when it runs.
+                if isinstance(value, str) and _pathlike(value) and not value.startswith("pkg:") \
+                        and not Path(value).is_absolute():
                     refs.append(value)
         return list(dict.fromkeys(refs))
 
