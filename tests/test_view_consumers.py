@@ -22,8 +22,8 @@ from awctl.formats.agentworldbench import trajectory_to_rows
 from awctl.formats.view import STYLES, View, prompt_variant
 from awctl.plugins import get_registry
 from awctl.rl.expand import expand
-from awctl.sim.env import SimEnv
 from awctl.rl.rejection import _example
+from awctl.sim.env import SimEnv
 from awctl.trajectory import Trajectory, read_trajectories
 
 FIXTURES = Path(__file__).parent / "fixtures" / "eval"
