@@ -32,7 +32,7 @@ import numpy as np
 
 from awctl.agent.episode import Episode
 from awctl.domain import Task
-from awctl.train.loop import Trainer, TrainResult
+from awctl.train.loop import RlResult, Trainer
 
 
 @dataclass
@@ -52,11 +52,8 @@ class AgentRlSettings:
 
 
 @dataclass
-class AgentRlResult(TrainResult):
-    rewards: dict[int, float] = field(default_factory=dict)
+class AgentRlResult(RlResult):
     success: dict[int, float] = field(default_factory=dict)
-    zero_variance_share: dict[int, float] = field(default_factory=dict)
-    updates: int = 0  # optimizer steps with at least one group whose rewards spread
     episodes: int = 0
     env_steps: int = 0
     policy_s: float = 0.0
@@ -272,21 +269,10 @@ def fit_agent(trainer: Trainer, engine: Any, tasks: list[Task], settings: AgentR
         env_stats = getattr(engine.factory, "stats", None)
         if env_stats is not None:  # pools, routing (hybrid), perturbations injected (sim)
             values["env_stats"] = env_stats()
-        result.losses[trainer.step] = loss_total
-        result.rewards[trainer.step] = values["reward"]
         result.success[trainer.step] = values["success_rate"]
-        result.zero_variance_share[trainer.step] = values["zero_variance_share"]
-        if result.first_loss is None:
-            result.first_loss = loss_total
-        result.last_loss = loss_total
         if on_episodes is not None:
             on_episodes(trainer.step, every)
-        if trainer.step % spec.log_every == 0 or trainer.step == spec.steps:
-            trainer.metric(trainer.step, **values)
-        bar.update(1)
-        bar.set_postfix(reward=f"{values['reward']:.3f}", zero_var=f"{values['zero_variance_share']:.2f}")
-        if spec.save_every and trainer.step % spec.save_every == 0 and trainer.step < spec.steps:
-            trainer.save(trainer.step)
+        trainer.end_rl_step(result, values, loss_total, bar)
     bar.close()
     result.checkpoint = trainer.save_final()
     return result

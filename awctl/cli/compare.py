@@ -34,28 +34,13 @@ def compare(recipe: str | None, overrides: tuple[str, ...], fail_under: float | 
       awctl compare ci-sim-vs-real stages.compare.budget.steps=1 --fail-under 0.8
       awctl compare --resume runs/ci-sim-vs-real-20260101-120000 --fail-under 0.8
     """
-    from awctl.config import load_project_config
-    from awctl.errors import AwctlError
-    from awctl.recipe import find_recipe, is_override, load_recipe
+    from awctl.cli.run import exit_on_failure, resolve_recipe
     from awctl.runner import run_recipe
 
-    args = list(overrides)
-    if recipe is not None and is_override(recipe):
-        args.insert(0, recipe)
-        recipe = None
-    if recipe is None:
-        if resume is None:
-            raise click.UsageError("name a recipe with a compare stage (e.g. ci-sim-vs-real), or pass --resume DIR")
-        recipe_path = resume / "config.resolved.toml"
-        if not recipe_path.is_file():
-            raise AwctlError(f"{resume} has no config.resolved.toml",
-                             hint="pass the recipe too: awctl compare RECIPE --resume DIR")
-    else:
-        recipe_path = find_recipe(recipe, load_project_config())
-    resolved = load_recipe(recipe_path, args)
+    resolved = resolve_recipe(recipe, overrides, resume, command="compare")
     stages = [s for s in resolved.stages if s.kind == "compare"]
     if not stages:
-        raise click.UsageError(f"{recipe_path} has no stage of kind 'compare' (use `awctl run` for other recipes)")
+        raise click.UsageError(f"{resolved.path} has no stage of kind 'compare' (use `awctl run` for other recipes)")
     if fail_under is not None:
         for spec in stages:  # say it now, not after an hour of training
             gate = spec.options.gate()  # type: ignore[attr-defined]
@@ -64,11 +49,7 @@ def compare(recipe: str | None, overrides: tuple[str, ...], fail_under: float | 
                                        "'real' (or sim_arm / real_arm naming them)")
     outcome = run_recipe(resolved, resume=resume, output_root=output_root, console=None if quiet else sys.stderr)
     if outcome.status != "done":
-        color = "yellow" if outcome.status == "interrupted" else "red"
-        click.secho(f"error: {outcome.error}", fg=color, err=True)
-        if outcome.hint:
-            click.echo(f"hint: {outcome.hint}", err=True)
-        sys.exit(outcome.exit_code)
+        exit_on_failure(outcome)
     documents = {spec.name: _document(outcome.run_dir, spec.name) for spec in stages}
     if as_json:
         from awctl.cli.output import emit_json

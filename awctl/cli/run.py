@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any, NoReturn
 
 import click
 
@@ -33,10 +34,23 @@ def run(
       awctl run quickstart recipe.seed=3 stages.record.limit=2
       awctl run --resume runs/quickstart-20260101-120000
     """
+    from awctl.runner import run_recipe
+
+    resolved = resolve_recipe(recipe, overrides, resume, command="run")
+    outcome = run_recipe(
+        resolved, resume=resume, output_root=output_root, console=None if quiet else sys.stderr
+    )
+    if outcome.status != "done":
+        exit_on_failure(outcome)
+    click.echo(f"run done: {outcome.run_dir}  (report: {outcome.report})")
+
+
+def resolve_recipe(recipe: str | None, overrides: tuple[str, ...], resume: Path | None, *, command: str) -> Any:
+    """The recipe ``awctl <command> RECIPE [key=value ...] [--resume DIR]`` names, overrides applied. A first
+    argument that is an override is one; without a recipe, ``--resume``'s own resolved config is rerun."""
     from awctl.config import load_project_config
     from awctl.errors import AwctlError
     from awctl.recipe import find_recipe, is_override, load_recipe
-    from awctl.runner import run_recipe
 
     args = list(overrides)
     if recipe is not None and is_override(recipe):
@@ -45,22 +59,17 @@ def run(
     if recipe is None:
         if resume is None:
             raise click.UsageError("name a recipe (see `awctl recipes list`), or pass --resume RUN_DIR")
-        # Resuming without a recipe reruns the run directory's own resolved config.
         recipe_path = resume / "config.resolved.toml"
         if not recipe_path.is_file():
-            raise AwctlError(
-                f"{resume} has no config.resolved.toml",
-                hint="pass the recipe too: awctl run RECIPE --resume DIR",
-            )
+            raise AwctlError(f"{resume} has no config.resolved.toml",
+                             hint=f"pass the recipe too: awctl {command} RECIPE --resume DIR")
     else:
         recipe_path = find_recipe(recipe, load_project_config())
-    resolved = load_recipe(recipe_path, args)
-    outcome = run_recipe(
-        resolved, resume=resume, output_root=output_root, console=None if quiet else sys.stderr
-    )
-    if outcome.status == "done":
-        click.echo(f"run done: {outcome.run_dir}  (report: {outcome.report})")
-        return
+    return load_recipe(recipe_path, args)
+
+
+def exit_on_failure(outcome: Any) -> NoReturn:
+    """Print a run that did not finish (error and hint) and exit with its code."""
     color = "yellow" if outcome.status == "interrupted" else "red"
     click.secho(f"error: {outcome.error}", fg=color, err=True)
     if outcome.hint:

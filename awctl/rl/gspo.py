@@ -17,14 +17,14 @@ CPT/SFT, so ``--resume`` continues exactly.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from awctl.rl.expand import TurnPrompt
 from awctl.rl.rewards import RewardModel
-from awctl.train.loop import Trainer, TrainResult
+from awctl.train.loop import RlResult, Trainer
 
 
 @dataclass
@@ -41,13 +41,6 @@ class RlSettings:
     max_prompt_tokens: int | None = None
     dynamic_sampling: bool = True
     max_draw_factor: int = 4
-
-
-@dataclass
-class RlResult(TrainResult):
-    rewards: dict[int, float] = field(default_factory=dict)
-    zero_variance_share: dict[int, float] = field(default_factory=dict)
-    updates: int = 0  # optimizer steps that had at least one group with reward spread
 
 
 @dataclass
@@ -173,18 +166,7 @@ def fit_rl(trainer: Trainer, prompts: list[TurnPrompt], rewards: RewardModel, se
         values["seconds"] = round(time.perf_counter() - t0, 3)
         if kls:
             values["kl"] = float(np.mean(kls))
-        result.losses[trainer.step] = loss_total
-        result.rewards[trainer.step] = values["reward"]
-        result.zero_variance_share[trainer.step] = values["zero_variance_share"]
-        if result.first_loss is None:
-            result.first_loss = loss_total
-        result.last_loss = loss_total
-        if trainer.step % spec.log_every == 0 or trainer.step == spec.steps:
-            trainer.metric(trainer.step, **values)
-        bar.update(1)
-        bar.set_postfix(reward=f"{values['reward']:.3f}", zero_var=f"{values['zero_variance_share']:.2f}")
-        if spec.save_every and trainer.step % spec.save_every == 0 and trainer.step < spec.steps:
-            trainer.save(trainer.step)
+        trainer.end_rl_step(result, values, loss_total, bar)
     bar.close()
     result.checkpoint = trainer.save_final()
     return result

@@ -47,6 +47,15 @@ class TrainResult:
     last_loss: float | None = None
 
 
+@dataclass
+class RlResult(TrainResult):
+    """A GSPO run's result (world-model and agent RL): reward and share of groups whose rewards tie, per step."""
+
+    rewards: dict[int, float] = field(default_factory=dict)
+    zero_variance_share: dict[int, float] = field(default_factory=dict)
+    updates: int = 0  # optimizer steps that had at least one group with reward spread
+
+
 def seed_everything(seed: int) -> None:
     import torch
 
@@ -174,6 +183,23 @@ class Trainer:
                                barrier=barrier)
         self._log("checkpoint", step=step, path=str(path))
         return path
+
+    def end_rl_step(self, result: RlResult, values: dict[str, Any], loss: float, bar: Any) -> None:
+        """What every GSPO optimizer step ends with: the step's loss, reward and zero-variance share in
+        ``result``, its metrics logged, the progress bar moved, a periodic checkpoint saved."""
+        step, spec = self.step, self.spec
+        result.losses[step] = loss
+        result.rewards[step] = values["reward"]
+        result.zero_variance_share[step] = values["zero_variance_share"]
+        if result.first_loss is None:
+            result.first_loss = loss
+        result.last_loss = loss
+        if step % spec.log_every == 0 or step == spec.steps:
+            self.metric(step, **values)
+        bar.update(1)
+        bar.set_postfix(reward=f"{values['reward']:.3f}", zero_var=f"{values['zero_variance_share']:.2f}")
+        if spec.save_every and step % spec.save_every == 0 and step < spec.steps:
+            self.save(step)
 
     def save_final(self) -> Path:
         """The final model as ``out/final`` (LoRA merged), the directory later stages load."""
