@@ -140,7 +140,7 @@ def test_shared_prefix_is_prefilled_once_with_identical_results():
     sharing = TransformersBackend("tiny", batch_size=8)
     plain = TransformersBackend("tiny", batch_size=8, prefix_sharing=False)
     try:
-        rows = sharing._encode([render_chat(sharing.tokenizer, r.messages) for r in reqs])
+        rows = sharing._encode([render_chat(sharing.tokenizer, r.messages) for r in reqs], 8)
         assert sharing._shared_prefix_len(rows) >= 32  # the system prompt is shared and long enough
         got = sharing.generate(reqs)
         ref = plain.generate(reqs)
@@ -152,6 +152,29 @@ def test_shared_prefix_is_prefilled_once_with_identical_results():
             )
     finally:
         sharing.close()
+        plain.close()
+
+
+def test_long_prompts_are_batched_by_tokens_and_cut_to_the_context_window():
+    from awctl.models.backends.transformers_backend import TransformersBackend
+
+    reqs = [ChatRequest(messages=[{"role": "user", "content": "ls -la " * k}], max_tokens=4) for k in (2, 3, 60, 400)]
+    budget = TransformersBackend("tiny", batch_size=16, max_batch_tokens=200)
+    plain = TransformersBackend("tiny", batch_size=1)
+    try:
+        lengths = dict(enumerate(len(x) for x in budget._encode(
+            [budget.tokenizer.apply_chat_template(r.messages, tokenize=False) for r in reqs], 4)))
+        chunks = budget._chunks(sorted([(i, 0) for i in lengths], key=lambda m: lengths[m[0]]), lengths)
+        assert [[i for i, _ in c] for c in chunks] == [[0, 1], [2], [3]]  # the two short rows share a batch
+        assert all(len(c) * max(lengths[i] for i, _ in c) <= 200 for c in chunks if len(c) > 1)
+        # batching never changes a greedy completion
+        assert [c[0].token_ids for c in budget.generate(reqs)] == [c[0].token_ids for c in plain.generate(reqs)]
+        assert budget.truncated_prompts == 0
+        budget.lm.config.max_position_embeddings = 64  # a prompt that does not fit keeps its latest tokens
+        (done,) = budget.generate([reqs[3]])
+        assert budget.truncated_prompts == 1 and len(done[0].token_ids) <= 4
+    finally:
+        budget.close()
         plain.close()
 
 

@@ -73,7 +73,11 @@ class TransformersBackend(Backend):
 
     ``model``: a save_pretrained directory, a ``.gguf`` file (or a directory holding exactly one), or
     ``"tiny"`` (the project's random-init test model). ``device``: ``auto`` (cuda when available), ``cpu``
-    or ``cuda[:i]``. ``batch_size`` bounds the rows of one forward batch. ``num_threads`` sets torch's
+    or ``cuda[:i]``. ``batch_size`` bounds the rows of one forward batch and ``max_batch_tokens`` its padded
+    prompt tokens (rows × longest prompt; a longer prompt goes alone), so long prompts (GUI screens, deep
+    histories) do not exhaust memory. A prompt that would not leave ``max_tokens`` in the model's context
+    window (``max_position_embeddings``), or is longer than ``max_prompt_tokens``, keeps its most recent
+    tokens (``truncated_prompts`` counts them). ``num_threads`` sets torch's
     intra-op threads (process-wide; default: torch's count capped at the cores this process may use,
     :func:`~awctl.models.backends.cpu_runtime.usable_cores`). Building one also makes idle OpenMP workers
     sleep (when torch is not imported yet) and makes glibc reuse freed tensor memory, process-wide
@@ -91,6 +95,7 @@ class TransformersBackend(Backend):
         device: str = "auto",
         dtype: str = "auto",
         batch_size: int = 16,
+        max_batch_tokens: int = 32768,
         seed: int = 0,
         max_prompt_tokens: int | None = None,
         num_threads: int | None = None,
@@ -108,7 +113,9 @@ class TransformersBackend(Backend):
         path, gguf = resolve_model_path(model, gguf_file)
         self.model = str(model)
         self.batch_size = max(1, int(batch_size))
+        self.max_batch_tokens = max(1, int(max_batch_tokens))
         self.max_prompt_tokens = max_prompt_tokens
+        self.truncated_prompts = 0
         self.prefix_sharing = prefix_sharing
         self.min_shared_prefix = max(1, int(min_shared_prefix))
         if device == "auto":
@@ -160,12 +167,28 @@ class TransformersBackend(Backend):
                 release_freed_memory()
         return [[c for c in per if c is not None] for per in results]
 
-    def _encode(self, prompts: list[str]) -> list[list[int]]:
+    def _encode(self, prompts: list[str], max_new_tokens: int) -> list[list[int]]:
         # The chat template already writes BOS where the model wants it.
         ids = self.tokenizer(prompts, add_special_tokens=False)["input_ids"]
-        if self.max_prompt_tokens:
-            ids = [x[-self.max_prompt_tokens :] for x in ids]
+        window = getattr(self.lm.config, "max_position_embeddings", None)
+        limits = [n for n in (self.max_prompt_tokens, window and max(1, window - max_new_tokens)) if n]
+        if limits:
+            limit = min(limits)
+            self.truncated_prompts += sum(len(x) > limit for x in ids)
+            ids = [x[-limit:] for x in ids]
         return ids
+
+    def _chunks(self, order: list[tuple[int, int]], lengths: dict[int, int]) -> list[list[tuple[int, int]]]:
+        """``order`` (shortest prompt first) cut into batches of at most ``batch_size`` rows and
+        ``max_batch_tokens`` padded prompt tokens; a row over the token budget alone is a batch."""
+        chunks: list[list[tuple[int, int]]] = []
+        for member in order:
+            last = chunks[-1] if chunks else None
+            if last and len(last) < self.batch_size and (len(last) + 1) * lengths[member[0]] <= self.max_batch_tokens:
+                last.append(member)
+            else:
+                chunks.append([member])
+        return chunks
 
     def _generate_group(
         self,
@@ -180,11 +203,10 @@ class TransformersBackend(Backend):
         if req0.seed is not None:
             torch.manual_seed(req0.seed)
         distinct = sorted({i for i, _ in members})
-        encoded = dict(zip(distinct, self._encode([prompts[i] for i in distinct]), strict=True))
+        encoded = dict(zip(distinct, self._encode([prompts[i] for i in distinct], req0.max_tokens), strict=True))
         order = sorted(members, key=lambda m: len(encoded[m[0]]))
         pad_id = self.tokenizer.pad_token_id
-        for start in range(0, len(order), self.batch_size):
-            chunk = order[start : start + self.batch_size]
+        for chunk in self._chunks(order, {i: len(ids) for i, ids in encoded.items()}):
             rows = [encoded[i] for i, _ in chunk]
             shared = self._shared_prefix_len(rows)
             # Layout per row: [shared prefix][left padding][own suffix]; positions come from the attention
