@@ -105,6 +105,11 @@ def test_concurrent_sim_episodes_share_world_model_calls(terminal, tiny_backend)
         assert all(any(f"echo episode{i}" in json.dumps(r.messages) for r in rec.requests) for i in range(6))
     finally:
         factory.close()
+    # Closing ends the batching task on its own loop, stops the loop's thread and closes the loop (no task is
+    # left pending, which asyncio would report as "Task was destroyed but it is pending!").
+    shared = factory.shared
+    assert shared._loop is None and shared.batching._worker is None
+    assert not any(t.name == "awctl-world-model" and t.is_alive() for t in threading.enumerate())
 
 
 @pytest.mark.not_a_component("bad options are refused before anything runs")

@@ -289,6 +289,7 @@ class SharedBackend(Backend):
         self.direct = bool(getattr(inner, "batched_remotely", False))
         self.batching: BatchingBackend | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
 
     @property
@@ -299,7 +300,8 @@ class SharedBackend(Backend):
         with self._lock:
             if self._loop is None:
                 loop = asyncio.new_event_loop()
-                threading.Thread(target=loop.run_forever, name="awctl-world-model", daemon=True).start()
+                self._thread = threading.Thread(target=loop.run_forever, name="awctl-world-model", daemon=True)
+                self._thread.start()
                 self.batching = BatchingBackend(self.inner, max_batch=self.max_batch, window_ms=self.window_ms)
                 self._loop = loop
             return self._loop
@@ -327,11 +329,17 @@ class SharedBackend(Backend):
 
     def close(self) -> None:
         with self._lock:
-            loop, self._loop = self._loop, None
-        if loop is not None:
-            if self.batching is not None and self.batching._worker is not None:
-                loop.call_soon_threadsafe(self.batching._worker.cancel)
-            loop.call_soon_threadsafe(loop.stop)
+            loop, thread, self._loop = self._loop, self._thread, None
+        if loop is None:
+            return
+        if self.batching is not None:  # the batching task ends on its loop before the loop stops
+            with contextlib.suppress(Exception):
+                asyncio.run_coroutine_threadsafe(self.batching.stop(), loop).result(timeout=30)
+        loop.call_soon_threadsafe(loop.stop)
+        if thread is not None:
+            thread.join(timeout=30)
+        if not loop.is_running():
+            loop.close()
 
 
 _SIMENV_OPTIONS = set(inspect.signature(SimEnv.__init__).parameters) - {"self", "domain", "backend", "task"}

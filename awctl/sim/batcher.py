@@ -131,6 +131,15 @@ class BatchingBackend(Backend):
                 fut.set_result(outs[pos : pos + len(reqs)])
             pos += len(reqs)
 
+    async def stop(self) -> None:
+        """Cancel the batching task and the batches in flight, and wait until they are gone (on this
+        backend's loop); the inner backend stays open."""
+        tasks = [t for t in (self._worker, *self._inflight) if t is not None]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        self._worker = None
+
     def close(self) -> None:
         if self._worker is not None:
             self._worker.cancel()
