@@ -143,6 +143,26 @@ def test_sampled_logprobs_match_the_policy_recomputed_on_the_same_tokens(tmp_pat
     assert drift < 1e-4, f"the sampler's log-probs and the update's differ by {drift}"
 
 
+def test_only_action_positions_go_through_the_lm_head_with_the_same_numbers(tmp_path: Path, lamps) -> None:
+    from awctl.agent.bc import bc_loss
+    from awctl.agent.train import action_logits, pack_episodes, token_logps
+
+    trainer = _trainer(tmp_path)
+    episodes, _, _ = _episodes(lamps, trainer.engine.module, trainer.tokenizer, seed=2)
+    batch = pack_episodes(episodes, trainer.tokenizer.pad_token_id)
+    m = batch.loss_mask[:, 1:] == 1
+    with torch.no_grad():
+        full = trainer.model(input_ids=batch.input_ids, attention_mask=batch.attention_mask).logits[:, :-1].float()
+        logits, cols = action_logits(trainer.model, batch)
+        assert logits.shape[1] == len(cols) < full.shape[1]  # observation/prompt-only positions are skipped
+        want = torch.log_softmax(full, -1).gather(-1, batch.input_ids[:, 1:].unsqueeze(-1)).squeeze(-1)
+        got = token_logps(trainer.model, batch, temperature=1.0)
+        assert torch.allclose(got[m], want[m], atol=1e-5) and torch.count_nonzero(got[~m.any(0).expand_as(m)]) == 0
+        ce = torch.nn.functional.cross_entropy(full.transpose(1, 2), batch.input_ids[:, 1:], reduction="none")
+        loss, ce_sum, _ = bc_loss(trainer.model, batch, denom=float(m.sum()))
+        assert abs(ce_sum - float(ce[m].sum())) < 1e-3 and abs(float(loss) - float(ce[m].mean())) < 1e-5
+
+
 def test_behaviour_cloning_episodes_use_the_rollout_layout(tmp_path: Path, lamps) -> None:
     from awctl.agent.bc import record_references, reference_episodes
     from awctl.agent.envs import real_envs

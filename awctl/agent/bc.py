@@ -81,17 +81,14 @@ def reference_episodes(policy: Any, references: list[Reference]) -> list[Episode
 def bc_loss(model: Any, batch: Any, denom: float, *, autocast: Any = None, device: Any = None) -> tuple[Any, float, float]:
     """``sum over action targets of CE / denom`` for one micro-batch (an :class:`~awctl.agent.train.UpdateBatch`),
     its summed CE and the number of action targets predicted right (greedy)."""
-    import contextlib
-
     import torch
     import torch.nn.functional as F
 
-    dev = device or next(model.parameters()).device
-    ids, att = batch.input_ids.to(dev), batch.attention_mask.to(dev)
-    with autocast or contextlib.nullcontext():
-        logits = model(input_ids=ids, attention_mask=att, use_cache=False).logits[:, :-1].float()
-    targets = ids[:, 1:]
-    w = batch.loss_mask[:, 1:].to(dev)
+    from awctl.agent.train import action_logits
+
+    logits, cols = action_logits(model, batch, autocast=autocast, device=device)
+    targets = batch.input_ids.to(logits.device)[:, cols + 1]
+    w = batch.loss_mask[:, 1:].to(logits.device)[:, cols]
     ce = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), reduction="none").view_as(w)
     loss = (ce * w).sum() / max(denom, 1e-12)
     with torch.no_grad():

@@ -93,21 +93,43 @@ def pack_episodes(episodes: list[Episode], pad_id: int) -> UpdateBatch:
     return UpdateBatch(ids, att, mask, old)
 
 
-def token_logps(model: Any, batch: UpdateBatch, *, temperature: float = 1.0, autocast: Any = None,
-                device: Any = None) -> Any:
-    """``[B, L-1]`` log-probs of tokens ``1..L-1`` given the ones before, from ``logits / temperature``
-    (``temperature <= 0``: the plain logits, as greedy sampling kept them)."""
+def action_logits(model: Any, batch: UpdateBatch, *, autocast: Any = None, device: Any = None) -> tuple[Any, Any]:
+    """``(logits, cols)``: float logits ``[B, K, V]`` at the K positions ``cols`` (into ``0..L-2``) whose next
+    token is an action token of some row; only those positions go through the LM head. Observation tokens
+    carry no loss, and the full ``[B, L, V]`` logits of long episodes (a 49k vocabulary × thousands of
+    observation tokens) would take gigabytes."""
     import contextlib
 
     import torch
 
     dev = device or next(model.parameters()).device
     ids, att = batch.input_ids.to(dev), batch.attention_mask.to(dev)
+    cols = batch.loss_mask[:, 1:].to(dev).bool().any(0).nonzero().squeeze(-1)
+    if cols.numel() == 0:  # no action token: one position keeps the graph
+        cols = torch.tensor([ids.shape[1] - 2], device=dev)
     with autocast or contextlib.nullcontext():
-        logits = model(input_ids=ids, attention_mask=att, use_cache=False).logits[:, :-1].float()
+        try:
+            logits = model(input_ids=ids, attention_mask=att, use_cache=False, logits_to_keep=cols).logits
+        except TypeError:  # a model without logits_to_keep: every position, then the ones needed
+            logits = model(input_ids=ids, attention_mask=att, use_cache=False).logits[:, cols]
+    return logits.float(), cols
+
+
+def token_logps(model: Any, batch: UpdateBatch, *, temperature: float = 1.0, autocast: Any = None,
+                device: Any = None) -> Any:
+    """``[B, L-1]`` log-probs of tokens ``1..L-1`` given the ones before, from ``logits / temperature``
+    (``temperature <= 0``: the plain logits, as greedy sampling kept them); 0 where no row has an action
+    token (those positions carry no loss)."""
+    import torch
+
+    logits, cols = action_logits(model, batch, autocast=autocast, device=device)
     if temperature > 0:
         logits = logits / temperature
-    return torch.log_softmax(logits, -1).gather(-1, ids[:, 1:].unsqueeze(-1)).squeeze(-1)
+    targets = batch.input_ids.to(logits.device)[:, cols + 1]
+    picked = torch.log_softmax(logits, -1).gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+    out = torch.zeros(batch.input_ids.shape[0], batch.input_ids.shape[1] - 1, dtype=picked.dtype,
+                      device=picked.device)
+    return out.index_copy(1, cols, picked)
 
 
 def agent_loss(logps: Any, batch: UpdateBatch, advantages: Any, s: AgentRlSettings, *, old: str = "sampled",
