@@ -8,7 +8,7 @@ from pathlib import Path
 
 from awctl.backend import ChatRequest, Completion
 from awctl.eval.extract import inference_messages
-from awctl.eval.pipeline import EvalSettings, evaluate, judge_fingerprint
+from awctl.eval.pipeline import EvalSettings, backend_identity, evaluate, judge_fingerprint
 from awctl.eval.rows import iter_input_rows, row_key
 from awctl.formats.agentworldbench import read_rows, trajectory_to_rows
 from awctl.plugins import get_registry
@@ -103,3 +103,18 @@ def test_resume_reuses_rows_only_when_the_same_settings_made_them(tmp_path: Path
     evaluate(rows, REG.domains, backend, judge, tmp_path, backend_id="b", judge_id=kw["judge_id"],
              settings=EvalSettings(temperature=0.0))
     assert backend.calls == 16
+
+
+def test_a_model_retrained_at_the_same_path_is_another_backend(tmp_path: Path) -> None:
+    import os
+
+    model = tmp_path / "rl" / "checkpoint"
+    model.mkdir(parents=True)
+    (model / "model.safetensors").write_bytes(b"weights v1")
+    options = {"model": str(model), "device": "cpu"}
+    first = backend_identity("transformers", options)
+    assert backend_identity("transformers", dict(options)) == first  # same files: the same identity
+    (model / "model.safetensors").write_bytes(b"weights v2")  # a rerun stage writes the same path
+    os.utime(model / "model.safetensors", ns=(1, 1))
+    assert backend_identity("transformers", options) != first
+    assert backend_identity("transformers", {"model": "tiny"}) == backend_identity("transformers", {"model": "tiny"})

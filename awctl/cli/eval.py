@@ -86,7 +86,7 @@ def infer(inputs: tuple[Path, ...], output: Path, max_tokens: int, temperature: 
     """Generate predictions for AWB rows (files or a *_test.jsonl folder) or trajectory JSONL."""
     from awctl.cli.output import emit_json
     from awctl.eval.infer import run_infer
-    from awctl.eval.pipeline import fingerprint
+    from awctl.eval.pipeline import backend_identity, fingerprint
     from awctl.eval.rows import iter_input_rows
     from awctl.plugins import get_registry
 
@@ -96,7 +96,7 @@ def infer(inputs: tuple[Path, ...], output: Path, max_tokens: int, temperature: 
         summary = run_infer(
             iter_input_rows(inputs, registry.domains), backend, output, max_tokens=max_tokens,
             temperature=temperature, seed=seed, chunk_size=chunk_size, workers=workers, resume=not no_resume,
-            limit=limit, provenance=fingerprint(fingerprint(name, options), max_tokens, temperature, seed),
+            limit=limit, provenance=fingerprint(backend_identity(name, options), max_tokens, temperature, seed),
             on_chunk=None if as_json else lambda c: click.echo(f"  +{len(c)} rows", err=True),
         ).to_dict()
     if as_json:

@@ -53,6 +53,28 @@ def fingerprint(*parts: Any) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
+def backend_identity(name: str, options: Mapping[str, Any]) -> str:
+    """What a backend's generations depend on: its name, its options and, for options that name local files
+    (``model``, ``tokenizer``), those files' sizes and modification times, so a checkpoint retrained in
+    place (a rerun stage writes the same path) is never taken for the one that made earlier predictions."""
+    stamps = {key: _file_stamp(options[key]) for key in ("model", "tokenizer") if isinstance(options.get(key), str)}
+    return fingerprint(name, dict(options), stamps)
+
+
+def _file_stamp(value: str) -> list[Any] | None:
+    path = Path(value)
+    try:
+        if path.is_file():
+            st = path.stat()
+            return [st.st_size, st.st_mtime_ns]
+        if path.is_dir():
+            return sorted([str(f.relative_to(path)), f.stat().st_size, f.stat().st_mtime_ns]
+                          for f in path.rglob("*") if f.is_file())
+    except OSError:
+        return None
+    return None
+
+
 def domain_fingerprint(domain: Any) -> str:
     """What a domain's judgements depend on: its verifiers (names and code), codecs and version."""
     if domain is None:

@@ -53,7 +53,7 @@ def run_eval(
 ) -> dict[str, Any]:
     """The evaluation ``awctl eval run`` and the ``eval`` stage both run: build the backend and the judge
     from ``registry``, then :func:`awctl.eval.pipeline.evaluate` on ``opts.inputs``."""
-    from awctl.eval.pipeline import EvalSettings, evaluate, fingerprint, judge_fingerprint
+    from awctl.eval.pipeline import EvalSettings, backend_identity, evaluate, judge_fingerprint
     from awctl.eval.rows import iter_input_rows
 
     settings = EvalSettings(max_tokens=opts.max_tokens, temperature=opts.temperature, seed=opts.seed,
@@ -64,7 +64,7 @@ def run_eval(
     try:
         with registry.build_backend(opts.backend, **backend_options) as backend:
             return evaluate(rows, registry.domains, backend, judge, out_dir,
-                            backend_id=fingerprint(opts.backend, backend_options),
+                            backend_id=backend_identity(opts.backend, backend_options),
                             judge_id=judge_fingerprint(opts.judge, opts.judge_options),
                             settings=settings, on_progress=on_progress)
     finally:
