@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 import subprocess
 import sys
@@ -172,3 +173,30 @@ def switchboard_model(tmp_path_factory) -> Path:
                              "tiny": TINY_SWITCHBOARD, "steps": 60, "batch_size": 4,
                              "optim": {"lr": 5e-3, "warmup_steps": 2}}, tmp / "sft", console=None)
     return Path(result.outputs["checkpoint"])
+
+
+# ── the lamps toy domain (tests/fixtures/agent_lamps): agent RL tests' in-process environment ──
+
+LAMPS_DIR = REPO / "tests" / "fixtures" / "agent_lamps"
+
+
+@pytest.fixture(scope="module")
+def lamps():
+    """The lamps fixture module (its domain, environment and tasks), loaded from its file."""
+    spec = importlib.util.spec_from_file_location("agent_lamps_fixture", LAMPS_DIR / "lamps.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def lamps_registry(monkeypatch):
+    """The plugin registry with the lamps toy domain loaded as a loose plugin."""
+    from awctl import plugins
+
+    monkeypatch.setenv("AWCTL_PLUGINS_DIR", str(LAMPS_DIR))
+    monkeypatch.setattr(plugins, "_REGISTRY", None)
+    registry = plugins.get_registry()
+    assert "lamps" in registry.domains, registry.problems
+    yield registry
+    monkeypatch.setattr(plugins, "_REGISTRY", None)

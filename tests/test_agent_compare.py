@@ -23,18 +23,6 @@ TRAIN = ["lamps/all/tree-on", "lamps/all/cart-off", "lamps/all/page-on", "lamps/
 HELDOUT = ["lamps/all/tree-off", "lamps/all/cart-on", "lamps/all/page-off", "lamps/all/root-on"]
 
 
-@pytest.fixture
-def lamps_registry(monkeypatch):
-    from awctl import plugins
-
-    monkeypatch.setenv("AWCTL_PLUGINS_DIR", str(LAMPS_DIR))
-    monkeypatch.setattr(plugins, "_REGISTRY", None)
-    registry = plugins.get_registry()
-    assert "lamps" in registry.domains, registry.problems
-    yield registry
-    monkeypatch.setattr(plugins, "_REGISTRY", None)
-
-
 @pytest.fixture(scope="module")
 def lamps_models(tmp_path_factory) -> tuple[Path, Path]:
     """``(agent, world model)``. The agent already knows every lamps task (behaviour cloning on all twelve

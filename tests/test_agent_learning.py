@@ -13,21 +13,6 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-LAMPS_DIR = Path(__file__).resolve().parent / "fixtures" / "agent_lamps"
-
-
-@pytest.fixture
-def lamps_registry(monkeypatch):
-    """The plugin registry with the lamps toy domain loaded as a loose plugin."""
-    from awctl import plugins
-
-    monkeypatch.setenv("AWCTL_PLUGINS_DIR", str(LAMPS_DIR))
-    monkeypatch.setattr(plugins, "_REGISTRY", None)
-    registry = plugins.get_registry()
-    assert "lamps" in registry.domains, registry.problems
-    yield registry
-    monkeypatch.setattr(plugins, "_REGISTRY", None)
-
 
 def _success_rates(model_dir: Path, domain, groups: int = 4, per_task: int = 8) -> list[float]:
     """Success rate over every task, ``per_task`` sampled episodes each, once per group of seeds."""

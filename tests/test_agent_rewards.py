@@ -3,26 +3,14 @@ the Wilson interval of evaluations, task selections and the episode record's rou
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 
-LAMPS = Path(__file__).resolve().parent / "fixtures" / "agent_lamps" / "lamps.py"
 
-
-def load_lamps():
-    spec = importlib.util.spec_from_file_location("agent_lamps_fixture", LAMPS)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_the_checker_rewards_through_the_episodes_environment() -> None:
+def test_the_checker_rewards_through_the_episodes_environment(lamps) -> None:
     from awctl.agent.rewards import episode_reward
 
-    lamps = load_lamps()
     task = lamps.Lamps().tasks("all")[0]  # tree on
     env = lamps.LampsEnv()
     env.reset(task)
@@ -45,14 +33,13 @@ def test_judge_verdicts_are_read_from_json_and_anything_else_fails() -> None:
     assert parse_verdict('{"ok": true}') is None
 
 
-def test_a_judge_decides_without_probing_and_the_episode_says_so() -> None:
+def test_a_judge_decides_without_probing_and_the_episode_says_so(lamps) -> None:
     pytest.importorskip("torch")
     from awctl.agent.episode import AgentTurn, Episode
     from awctl.agent.rewards import BackendJudge, judge_reward
     from awctl.models.backends.transformers_backend import TransformersBackend
     from awctl.models.tiny import default_tiny_model
 
-    lamps = load_lamps()
     domain = lamps.Lamps()
     task = domain.tasks("all")[0]
     env = lamps.LampsEnv()
@@ -82,11 +69,11 @@ def test_wilson_interval_matches_known_values() -> None:
     assert wilson_interval(0, 0) == (0.0, 1.0)
 
 
-def test_task_selections_take_suites_slices_and_ids() -> None:
+def test_task_selections_take_suites_slices_and_ids(lamps) -> None:
     from awctl.agent.evaluate import select_agent_tasks
     from awctl.errors import AwctlError
 
-    domain = load_lamps().Lamps()
+    domain = lamps.Lamps()
     every = domain.tasks("all")
     assert [t.id for t in select_agent_tasks(domain, "all[:3]")] == [t.id for t in every[:3]]
     assert [t.id for t in select_agent_tasks(domain, "all[10:]")] == [t.id for t in every[10:]]
@@ -99,10 +86,9 @@ def test_task_selections_take_suites_slices_and_ids() -> None:
         select_agent_tasks(domain, "nope[1:]")
 
 
-def test_an_episode_round_trips_through_json_and_becomes_a_trajectory() -> None:
+def test_an_episode_round_trips_through_json_and_becomes_a_trajectory(lamps) -> None:
     from awctl.agent.episode import AgentTurn, Episode
 
-    lamps = load_lamps()
     domain = lamps.Lamps()
     e = Episode("lamps/all/tree-on", "lamps", 1, 42, prompt_ids=[1, 2], env_kind="real", status="max_turns",
                 instruction="Switch the tree lamp on.", initial_observation="Board ready.",

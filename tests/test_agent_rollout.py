@@ -5,27 +5,11 @@ environment time."""
 
 from __future__ import annotations
 
-import importlib.util
 import time
-from pathlib import Path
 
 import pytest
 
 torch = pytest.importorskip("torch")
-
-LAMPS = Path(__file__).resolve().parent / "fixtures" / "agent_lamps" / "lamps.py"
-
-
-def load_lamps():
-    spec = importlib.util.spec_from_file_location("agent_lamps_fixture", LAMPS)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-@pytest.fixture(scope="module")
-def lamps():
-    return load_lamps()
 
 
 @pytest.fixture(scope="module")

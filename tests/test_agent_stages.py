@@ -13,23 +13,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-LAMPS_DIR = Path(__file__).resolve().parent / "fixtures" / "agent_lamps"
-
 
 def _lines(path: Path) -> list[dict]:
     return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
-
-
-@pytest.fixture
-def lamps_registry(monkeypatch):
-    from awctl import plugins
-
-    monkeypatch.setenv("AWCTL_PLUGINS_DIR", str(LAMPS_DIR))
-    monkeypatch.setattr(plugins, "_REGISTRY", None)
-    registry = plugins.get_registry()
-    assert "lamps" in registry.domains, registry.problems
-    yield registry
-    monkeypatch.setattr(plugins, "_REGISTRY", None)
 
 
 @pytest.fixture(scope="module")

@@ -4,26 +4,11 @@ model receives). Real tiny model, real in-process environment (tests/fixtures/ag
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
 
 torch = pytest.importorskip("torch")
-
-LAMPS = Path(__file__).resolve().parent / "fixtures" / "agent_lamps" / "lamps.py"
-
-
-def load_lamps():
-    spec = importlib.util.spec_from_file_location("agent_lamps_fixture", LAMPS)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-@pytest.fixture(scope="module")
-def lamps():
-    return load_lamps()
 
 
 def _trainer(tmp_path: Path, steps: int = 1):
