@@ -80,6 +80,14 @@ class BcSpec(BaseModel):
                                                                "or in the training one")
 
 
+def known_domain(value: str, info: ValidationInfo) -> str:
+    """Field validator of a ``domain`` option: a domain of the registry the validation context names."""
+    known = (info.context or {}).get("domains")
+    if known is not None and value not in known:
+        raise ValueError(f"unknown domain {value!r}; registered: {sorted(known)}")
+    return value
+
+
 class AgentEnvOptions(BaseModel):
     """What the training and the evaluation stage share: domain, tasks, environment, reward, limits."""
 
@@ -110,13 +118,7 @@ class AgentEnvOptions(BaseModel):
                                                                                 "num_cpus, env_hosts...)")
     episode_tokens: bool = Field(True, description="write token ids and log-probs into episodes.jsonl")
 
-    @field_validator("domain")
-    @classmethod
-    def _known_domain(cls, value: str, info: ValidationInfo) -> str:
-        known = (info.context or {}).get("domains")
-        if known is not None and value not in known:
-            raise ValueError(f"unknown domain {value!r}; registered: {sorted(known)}")
-        return value
+    _known_domain = field_validator("domain")(known_domain)
 
 
 class AgentTrainOptions(TrainSpec, AgentEnvOptions):

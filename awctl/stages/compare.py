@@ -74,7 +74,14 @@ from pydantic import (
 )
 
 from awctl.stages import StageContext, StageResult
-from awctl.stages.agent import AgentEnvOptions, AgentEvalOptions, AgentTrainOptions, BcSpec, WorldModelSpec
+from awctl.stages.agent import (
+    AgentEnvOptions,
+    AgentEvalOptions,
+    AgentTrainOptions,
+    BcSpec,
+    WorldModelSpec,
+    known_domain,
+)
 from awctl.stages.train import TrainStage
 
 ArmKind = Literal["real", "sim", "sim_perturbed", "hybrid", "wm_warmup"]
@@ -163,13 +170,7 @@ class CompareOptions(BaseModel):
     check_invariants: bool = True
     arms: dict[str, ArmSpec] = Field(min_length=1)
 
-    @field_validator("domain")
-    @classmethod
-    def _known_domain(cls, value: str, info: ValidationInfo) -> str:
-        known = (info.context or {}).get("domains")
-        if known is not None and value not in known:
-            raise ValueError(f"unknown domain {value!r}; registered: {sorted(known)}")
-        return value
+    _known_domain = field_validator("domain")(known_domain)
 
     @model_validator(mode="after")
     def _consistent(self, info: ValidationInfo) -> CompareOptions:
