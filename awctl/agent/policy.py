@@ -27,6 +27,7 @@ from typing import Any, Protocol
 
 from awctl.domain import Domain, Task
 from awctl.record import AGENT_SYSTEM
+from awctl.rl.vllm_sync import WeightSynced
 
 _A, _O = "AWCTLAGENTACTIONSENTINEL", "AWCTLAGENTOBSERVATIONSENTINEL"
 
@@ -231,7 +232,7 @@ class TransformersSampler:
         return tokens, logp.gather(-1, tokens[:, None]).squeeze(-1)
 
 
-class VLLMSampler:
+class VLLMSampler(WeightSynced):
     """Agent sampling through an in-process vLLM engine whose weights follow the policy (GPU recipes).
 
     ``sync(module, step)`` pushes the policy's weights (LoRA merged, as
@@ -251,15 +252,6 @@ class VLLMSampler:
         self.backend = VLLMBackend(model_path, weight_sync=True, **(options or {}))
         self.synced_step: int | None = None
         self.syncs = 0
-
-    def sync(self, module: Any, step: int) -> bool:
-        from awctl.rl.vllm_sync import policy_weights
-
-        if self.synced_step == step:
-            return False
-        self.backend.load_weights(policy_weights(module))
-        self.synced_step, self.syncs = step, self.syncs + 1
-        return True
 
     def sample(self, prompts: list[list[int]], seeds: list[int]) -> list[Sample]:
         from vllm import SamplingParams

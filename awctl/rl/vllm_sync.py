@@ -59,7 +59,25 @@ def policy_weights(module: Any) -> list[tuple[str, Any]]:
     return out
 
 
-class VLLMSampler:
+class WeightSynced:
+    """An in-process vLLM engine (``self.backend``) whose weights follow a training policy: ``sync`` pushes
+    them once per optimizer step. Subclasses set ``backend``, ``synced_step = None`` and ``syncs = 0``."""
+
+    backend: Any
+    synced_step: int | None
+    syncs: int
+
+    def sync(self, module: Any, step: int) -> bool:
+        """Push ``module``'s weights unless they were already pushed at optimizer step ``step``."""
+        if self.synced_step == step:
+            return False
+        self.backend.load_weights(policy_weights(module))
+        self.synced_step = step
+        self.syncs += 1
+        return True
+
+
+class VLLMSampler(WeightSynced):
     """Samples GSPO groups through an in-process vLLM engine kept in sync with the policy.
 
     ``options`` go to :class:`~awctl.models.backends.vllm_backend.VLLMBackend` (e.g. ``dtype``,
@@ -79,15 +97,6 @@ class VLLMSampler:
         self.stops: list[int] = []
         self.synced_step: int | None = None
         self.syncs = 0
-
-    def sync(self, module: Any, step: int) -> bool:
-        """Push ``module``'s weights unless they were already pushed at optimizer step ``step``."""
-        if self.synced_step == step:
-            return False
-        self.backend.load_weights(policy_weights(module))
-        self.synced_step = step
-        self.syncs += 1
-        return True
 
     def sample(self, module: Any, step: int, prompts: list[TurnPrompt], *, group_size: int, max_tokens: int,
                temperature: float = 1.0, top_p: float = 1.0, max_prompt_tokens: int | None = None) -> Rollouts:
