@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from awctl.data.chat_tokens import ROLE_IDS, ChatEncoder
+from awctl.data.chat_tokens import ROLE_IDS, ChatEncoder, repeated_head
 from awctl.data.masking import InfoMaskPolicy
 from awctl.errors import AwctlError
 from awctl.models.tokenizer import (
@@ -93,6 +93,30 @@ def test_chat_encoder_role_spans_decode_to_each_message(tok) -> None:
     # The document is the template's rendering tokenized once.
     full = tok.decode(ids)
     assert full.startswith("<|bos|><|system|>") and np.all(doc.loss_weights[roles == ROLE_IDS["action"]] == 0)
+
+
+def test_unchanged_weight_lowers_only_the_redrawn_lines_of_a_screen(tok) -> None:
+    screen1 = "$ ls\ndocs\n$"
+    screen2 = "$ ls\ndocs\n$ cat README.md\n# Project\n$"
+    traj = Trajectory(id="t1", domain="toy", turns=[Turn(action="ls", observation=screen1),
+                                                     Turn(action="cat README.md", observation=screen2)])
+    labels = InfoMaskPolicy().label(traj)
+    plain = ChatEncoder(tok, "sft", "last").encode([(traj, "sys", labels)])[0]
+    doc = ChatEncoder(tok, "sft", "last", unchanged_weight=0.1).encode([(traj, "sys", labels)])[0]
+    assert np.array_equal(plain.input_ids, doc.input_ids)
+    low = doc.loss_weights == np.float32(0.1)
+    # The two lines the screen repeats ("$ ls", "docs") weigh 0.1; its new lines and the closing tags 1.
+    assert tok.decode(doc.input_ids[low]) == "$ ls\ndocs\n"
+    assert "# Project" in tok.decode(doc.input_ids[doc.loss_weights == 1])
+    assert np.array_equal(doc.loss_weights[~low] > 0, plain.loss_weights[~low] > 0)
+    # The first turn is context (sft_target="last"), untouched.
+    assert np.all(doc.loss_weights[: np.flatnonzero(plain.loss_weights)[0]] == 0)
+
+
+def test_repeated_head_counts_whole_lines_only() -> None:
+    assert repeated_head("a\nb\nc", "a\nb\n") == 4
+    assert repeated_head("a\nbc\n", "a\nb") == 2  # "b" continues on the new screen: not repeated
+    assert repeated_head("x\n", "a\n") == 0
 
 
 def test_template_that_alters_content_is_refused(tok) -> None:

@@ -18,7 +18,10 @@ Loss weights:
   everything else 0.
 * ``sft`` — every token of the target assistant messages weighs 1 (reasoning included): all turns with
   ``sft_target="all"`` (each is a target given its own prefix under causal attention, without the
-  quadratic cost of one example per turn), only the last one with ``"last"``.
+  quadratic cost of one example per turn), only the last one with ``"last"``. With ``unchanged_weight``
+  below 1, a target's leading lines that repeat the previous observation's leading lines weigh that much:
+  a full-screen terminal redraws the whole screen every turn, and without it a few new lines are lost
+  among hundreds of copied ones (the model learns to stop where the previous screen ended).
 """
 
 from __future__ import annotations
@@ -72,6 +75,16 @@ _DEFAULT = (ROLE_IDS["template"], 0.0, NO_CATEGORY)
 _FIRST = itemgetter(0)
 
 
+def repeated_head(text: str, previous: str) -> int:
+    """Characters of ``text``'s leading whole lines (newline included) that ``previous`` starts with too."""
+    n = 0
+    for line in text.splitlines(keepends=True):
+        if not line.endswith("\n") or not previous.startswith(line, n):
+            break
+        n += len(line)
+    return n
+
+
 class ChatEncoder:
     """Encodes trajectories for ``mode`` with a fast HF tokenizer that has a chat template."""
 
@@ -82,6 +95,7 @@ class ChatEncoder:
         sft_target: Literal["all", "last"] = "all",
         style: Style = "awctl",
         domains: Mapping[str, Any] | None = None,
+        unchanged_weight: float = 1.0,
     ) -> None:
         if mode not in ("cpt", "sft"):
             raise AwctlError(f"unknown prep mode {mode!r}", hint="use --mode cpt or --mode sft")
@@ -90,6 +104,7 @@ class ChatEncoder:
         self.sft_target = sft_target
         self.style = style
         self.domains = domains or {}
+        self.unchanged_weight = unchanged_weight
 
     def render(self, traj: Trajectory, system_text: str, labels: Sequence[Sequence[SpanRow]]) -> _Rendered:
         """The conversation's text and segments; ``labels``: each turn's ``(start, end, category, kept)``."""
@@ -112,7 +127,8 @@ class ChatEncoder:
                 )
             cursor = pos + len(msg["content"])
             positions.append(pos)
-        segments = self._segments(len(text), messages, positions, bodies, labels)
+        reweight = self.mode == "sft" and self.unchanged_weight != 1.0
+        segments = None if reweight else self._segments(len(text), messages, positions, bodies, labels)
         if segments is None:
             segments = self._segments_painted(len(text), messages, positions, bodies, labels)
         return _Rendered(text, segments)
@@ -214,6 +230,10 @@ class ChatEncoder:
                 role[pos + r0 : pos + r1] = ROLE_IDS["reasoning"]
                 weight[pos + r0 : pos + r1] = 1.0 if (trained and self.mode == "sft") else 0.0
             base = pos + o0
+            if trained and self.mode == "sft" and t_index > 0:
+                body, previous = bodies[t_index], bodies[t_index - 1]
+                head = repeated_head(body[0][o0:o1], previous[0][previous[3] : previous[4]])
+                weight[base : base + head] *= self.unchanged_weight
             for start, stop, name, kept in labels[t_index]:
                 s, e = base + start, base + stop
                 category[s:e] = CATEGORY_IDS[name]

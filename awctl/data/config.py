@@ -90,6 +90,8 @@ class PrepConfig(BaseModel):
     prompt_variant: int | Literal["hash"] = Field("hash", description="system-prompt wording variant, or hash")
     style: ChatStyle = Field("awctl", description="chat style documents are rendered in (awctl.formats.view)")
     sft_target: Literal["all", "last"] = Field("all", description="sft mode: train every answer or the last")
+    unchanged_weight: float = Field(1.0, gt=0, le=1, description="sft mode: loss weight of a target's leading "
+                                    "lines that repeat the previous observation's (a redrawn screen)")
     blocks_per_shard: int = Field(1024, ge=1, description="blocks per safetensors shard")
     batch_size: int = Field(64, ge=1, description="trajectories per masking/tokenization batch")
     workers: int = Field(0, ge=0, description="worker processes for masking and tokenization (0: in-process; "

@@ -371,7 +371,8 @@ class _BatchWorker:
 
     def __init__(self, config: PrepConfig, tokenizer: Any, domains: Mapping[str, Any]) -> None:
         self.policy = InfoMaskPolicy(config.mask, config.seed)
-        self.encoder = ChatEncoder(tokenizer, config.mode, config.sft_target, config.style, domains)
+        self.encoder = ChatEncoder(tokenizer, config.mode, config.sft_target, config.style, domains,
+                                   config.unchanged_weight)
 
     def __call__(self, work: list[tuple[Trajectory, str, str]]) -> tuple[list[Document], MaskReport]:
         spans = MaskReport()

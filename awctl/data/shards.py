@@ -131,7 +131,7 @@ def read_manifest(out_dir: str | Path) -> dict[str, Any]:
 
 
 # Keys of the config that must agree for manifests to merge (inputs and the slice may differ).
-_MERGE_KEYS = ("mode", "block_size", "split", "seed", "mask", "style", "sft_target")
+_MERGE_KEYS = ("mode", "block_size", "split", "seed", "mask", "style", "sft_target", "unchanged_weight")
 
 
 def merge_outputs(dirs: list[Path], out: Path) -> dict[str, Any]:

@@ -89,6 +89,9 @@ class SftOptions(TrainSpec):
                                                   "the format the AgentWorldBench eval uses)")
     max_targets: int | None = Field(None, ge=1)
     block_size: int = Field(1024, ge=16)
+    unchanged_weight: float = Field(1.0, gt=0, le=1, description="loss weight of a target's leading lines that "
+                                    "repeat the previous observation's (a full-screen terminal's redrawn "
+                                    "screen); below 1 the new lines get a larger share of the loss")
 
     @model_validator(mode="after")
     def _something_to_train_on(self) -> SftOptions:
@@ -256,7 +259,8 @@ class SftStage(TrainStage):
         # The model's own tokenizer (for a tiny model: the one it was built with; GGUF: exported).
         manifest = run_prep(PrepConfig(inputs=[str(data_file)], out=str(prep_dir),
                                        tokenizer=_tokenizer_dir(trainer, ctx.stage_dir / "tokenizer"),
-                                       mode="sft", sft_target="last", block_size=opts.block_size,
+                                       mode="sft", sft_target="last", unchanged_weight=opts.unchanged_weight,
+                                       block_size=opts.block_size,
                                        split="train=1", seed=seed, verify=False, dedupe=False, mask=MaskConfig(),
                                        style=opts.style), ctx.domains)
         # Prep never splits an SFT example: one longer than a block keeps its target, the action it
