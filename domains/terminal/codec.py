@@ -38,6 +38,12 @@ DEFAULT_ROWS = 40
 DEFAULT_COLS = 160
 DEFAULT_DURATION = 1.0
 
+# The action space's last sentence, up to the prompt's shape, in each screen form (forms.to_incremental
+# swaps them).
+SCREEN_OBSERVATION = "The observation is the visible screen afterwards, including the prompt "
+INCREMENTAL_OBSERVATION = "The observation is only what the terminal added afterwards, ending with the prompt "
+
+
 @dataclass(frozen=True)
 class Keystroke:
     """One item of a terminal action."""
@@ -151,7 +157,7 @@ class TerminalActionCodec(ActionCodec):
             '- "" types nothing and just waits.\n'
             '- "duration" is how many seconds to wait after the item before the screen is read '
             f"(default {DEFAULT_DURATION}).\n"
-            f"The observation is the visible screen afterwards, including the prompt {prompt}."
+            f"{SCREEN_OBSERVATION}{prompt}."
         )
 
     def family(self, text: str) -> str:

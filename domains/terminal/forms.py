@@ -12,7 +12,7 @@ from __future__ import annotations
 from awctl.domain import TurnContext
 from awctl.trajectory import Trajectory, Turn
 
-from .codec import display_width
+from .codec import INCREMENTAL_OBSERVATION, SCREEN_OBSERVATION, display_width
 from .prompts import incremental_for
 from .session import Facts, cut_cells, facts_before, initial_screen, split_observation, stated_form
 
@@ -68,5 +68,6 @@ def to_incremental(traj: Trajectory) -> Trajectory | None:
     # awctl's own instructions (for any prompt style) become their incremental counterparts.
     system.simulation_instruction = incremental_for(system.simulation_instruction) or system.simulation_instruction
     system.initial_state = system.initial_state.replace(_SCREEN_SENTENCE, _INCREMENTAL_SENTENCE)
+    system.action_space = system.action_space.replace(SCREEN_OBSERVATION, INCREMENTAL_OBSERVATION)
     return traj.model_copy(update={"id": traj.id + "~incremental", "system": system, "turns": turns,
                                    "metadata": {**traj.metadata, "screen_form": "incremental"}})

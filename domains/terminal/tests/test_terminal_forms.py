@@ -15,6 +15,7 @@ from awctl_domains.terminal.codec import TerminalObservationCodec, wrap_line
 from awctl_domains.terminal.domain import TerminalDomain
 from awctl_domains.terminal.importers import load_cast, load_typescript
 from awctl_domains.terminal.recordings import parse_cast, parse_typescript, render_cast, render_typescript
+from awctl_domains.terminal.session import stated_form
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -200,6 +201,9 @@ def test_full_screens_convert_to_incremental_output_that_verifies():
     assert [t.observation for t in inc.turns] == ["ls\na.txt\nroot@sandbox:/workspace# ", "cd /tmp\nroot@sandbox:/tmp# ",
                                                   "echo -n x\nxroot@sandbox:/tmp# "]
     assert inc.system.simulation_instruction == INCREMENTAL_SIMULATION_INSTRUCTION
+    # Every part of the system prompt now states the incremental form, so it is known without the metadata.
+    assert "visible screen" not in inc.system.action_space
+    assert stated_form(inc.model_copy(update={"metadata": {}})) == "incremental"
     results = [r for i in range(3) for r in run_verifiers(domain, inc, i)]
     assert all(r.ok for r in results) and {r.check for r in results} >= {"command_echo", "prompt_cwd", "exact_output"}
     # A turn whose start scrolled off the screen cannot be cut: no guess.
