@@ -95,14 +95,15 @@ def test_chat_encoder_role_spans_decode_to_each_message(tok) -> None:
     assert full.startswith("<|bos|><|system|>") and np.all(doc.loss_weights[roles == ROLE_IDS["action"]] == 0)
 
 
-def test_unchanged_weight_lowers_only_the_redrawn_lines_of_a_screen(tok) -> None:
-    screen1 = "$ ls\ndocs\n$"
-    screen2 = "$ ls\ndocs\n$ cat README.md\n# Project\n$"
+@pytest.mark.parametrize("style", ["awctl", "agentworldbench"])
+def test_unchanged_weight_lowers_only_the_redrawn_lines_of_a_screen(tok, style) -> None:
+    screen1 = "$ ls\ndocs\n$ "
+    screen2 = "$ ls\ndocs\n$ cat README.md\n# Project\n$ "
     traj = Trajectory(id="t1", domain="toy", turns=[Turn(action="ls", observation=screen1),
                                                      Turn(action="cat README.md", observation=screen2)])
     labels = InfoMaskPolicy().label(traj)
-    plain = ChatEncoder(tok, "sft", "last").encode([(traj, "sys", labels)])[0]
-    doc = ChatEncoder(tok, "sft", "last", unchanged_weight=0.1).encode([(traj, "sys", labels)])[0]
+    plain = ChatEncoder(tok, "sft", "last", style).encode([(traj, "sys", labels)])[0]
+    doc = ChatEncoder(tok, "sft", "last", style, unchanged_weight=0.1).encode([(traj, "sys", labels)])[0]
     assert np.array_equal(plain.input_ids, doc.input_ids)
     low = doc.loss_weights == np.float32(0.1)
     # The two lines the screen repeats ("$ ls", "docs") weigh 0.1; its new lines and the closing tags 1.

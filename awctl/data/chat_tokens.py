@@ -85,6 +85,19 @@ def repeated_head(text: str, previous: str) -> int:
     return n
 
 
+def _repeated_heads(traj: Trajectory, bodies: Sequence[tuple[str, int, int, int, int]]) -> list[tuple[int, int]]:
+    """Per turn, where in its assistant message the observation's repeated head (:func:`repeated_head`,
+    against the turn before) is: found verbatim in the rendered message, whatever the style wraps around
+    it; ``(0, 0)`` for the first turn or when the rendering does not hold it verbatim."""
+    heads = [(0, 0)]
+    for t in range(1, len(traj.turns)):
+        observation = traj.turns[t].observation
+        head = observation[: repeated_head(observation, traj.turns[t - 1].observation)]
+        at = bodies[t][0].find(head) if head else -1
+        heads.append((at, at + len(head)) if at >= 0 else (0, 0))
+    return heads
+
+
 class ChatEncoder:
     """Encodes trajectories for ``mode`` with a fast HF tokenizer that has a chat template."""
 
@@ -127,10 +140,10 @@ class ChatEncoder:
                 )
             cursor = pos + len(msg["content"])
             positions.append(pos)
-        reweight = self.mode == "sft" and self.unchanged_weight != 1.0
-        segments = None if reweight else self._segments(len(text), messages, positions, bodies, labels)
+        heads = _repeated_heads(traj, bodies) if self.mode == "sft" and self.unchanged_weight != 1.0 else None
+        segments = None if heads else self._segments(len(text), messages, positions, bodies, labels)
         if segments is None:
-            segments = self._segments_painted(len(text), messages, positions, bodies, labels)
+            segments = self._segments_painted(len(text), messages, positions, bodies, labels, heads)
         return _Rendered(text, segments)
 
     def _segments(
@@ -206,9 +219,11 @@ class ChatEncoder:
         positions: list[int],
         bodies: list[tuple[str, int, int, int, int]],
         labels: Sequence[Sequence[SpanRow]],
+        heads: Sequence[tuple[int, int]] | None = None,
     ) -> list[float]:
         """The segments of any conversation: per-character arrays painted part by part (a later part wins
-        where parts overlap), then cut where a value changes."""
+        where parts overlap), then cut where a value changes. ``heads``: per turn, the ``[start, end)`` of
+        its answer's repeated head (:func:`_repeated_heads`), weighted ``unchanged_weight`` when trained."""
         role = np.zeros(n + 1, dtype=np.uint8)  # +1: a sentinel for tokens starting at the very end
         weight = np.zeros(n + 1, dtype=np.float32)
         category = np.full(n + 1, NO_CATEGORY, dtype=np.int8)
@@ -230,10 +245,9 @@ class ChatEncoder:
                 role[pos + r0 : pos + r1] = ROLE_IDS["reasoning"]
                 weight[pos + r0 : pos + r1] = 1.0 if (trained and self.mode == "sft") else 0.0
             base = pos + o0
-            if trained and self.mode == "sft" and t_index > 0:
-                body, previous = bodies[t_index], bodies[t_index - 1]
-                head = repeated_head(body[0][o0:o1], previous[0][previous[3] : previous[4]])
-                weight[base : base + head] *= self.unchanged_weight
+            if heads and trained and self.mode == "sft":
+                h0, h1 = heads[t_index]
+                weight[pos + h0 : pos + h1] *= self.unchanged_weight
             for start, stop, name, kept in labels[t_index]:
                 s, e = base + start, base + stop
                 category[s:e] = CATEGORY_IDS[name]
