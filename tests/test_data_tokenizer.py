@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -112,6 +114,23 @@ def test_unchanged_weight_lowers_only_the_redrawn_lines_of_a_screen(tok, style) 
     assert np.array_equal(doc.loss_weights[~low] > 0, plain.loss_weights[~low] > 0)
     # The first turn is context (sft_target="last"), untouched.
     assert np.all(doc.loss_weights[: np.flatnonzero(plain.loss_weights)[0]] == 0)
+
+
+def test_unchanged_weight_finds_the_head_where_the_terminal_view_rewrites_the_screen(tok) -> None:
+    # The agentworldbench view of a terminal screen trims the prompt's trailing space: the observation is
+    # not verbatim in the answer (no offsets), and its repeated head must still be found.
+    from awctl_domains.terminal.domain import TerminalDomain
+
+    def keys(command: str) -> str:
+        return json.dumps([{"keystrokes": command + "\n", "duration": 1.0}])
+
+    screen1 = "root@sandbox:/workspace# ls\ndocs\nroot@sandbox:/workspace# "
+    traj = Trajectory(id="t1", domain="terminal", turns=[
+        Turn(action=keys("ls"), observation=screen1),
+        Turn(action=keys("cat x"), observation=screen1 + "cat x\nhi\nroot@sandbox:/workspace# ")])
+    encoder = ChatEncoder(tok, "sft", "last", "agentworldbench", {"terminal": TerminalDomain()}, 0.1)
+    doc = encoder.encode([(traj, "sys", InfoMaskPolicy().label(traj))])[0]
+    assert tok.decode(doc.input_ids[doc.loss_weights == np.float32(0.1)]) == "root@sandbox:/workspace# ls\ndocs\n"
 
 
 def test_repeated_head_counts_whole_lines_only() -> None:
