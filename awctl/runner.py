@@ -14,6 +14,8 @@ Resume (:func:`run_recipe` with ``resume=``) reuses a stage when its manifest sa
 options and input hashes are unchanged, its outputs still exist with the recorded hashes, and no stage
 it references was rerun; otherwise it reruns the stage (and so every later stage that references it).
 A rerun stage keeps its folder (so it may continue from its own checkpoints) and must rewrite its outputs.
+Resume cannot see a code change: ``rerun=`` (``--rerun STAGE``) names stages to run afresh, their folders
+emptied first.
 
 Manifests and reports are written through temp file + rename, so Ctrl-C at any moment leaves whole files;
 the interrupted stage's manifest says ``interrupted`` and the run exits 130.
@@ -23,12 +25,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 import signal
 import sys
 import threading
 import time
 import traceback
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -155,9 +158,11 @@ class Runner:
     """Runs one resolved recipe in one run directory. Use :func:`run_recipe`."""
 
     def __init__(
-        self, recipe: ResolvedRecipe, run_dir: Path, console: IO[str] | None, resuming: bool
+        self, recipe: ResolvedRecipe, run_dir: Path, console: IO[str] | None, resuming: bool,
+        force: frozenset[str] = frozenset(),
     ) -> None:
         self.recipe = recipe
+        self.force = force
         self.registry = recipe.registry
         self.run_dir = run_dir
         self.resuming = resuming
@@ -201,7 +206,9 @@ class Runner:
         """The old manifest when the stage may be skipped on resume, else None (and why, in the log)."""
         old = read_manifest(self.run_dir / "stages" / spec.name)
         why = None
-        if not old:
+        if spec.name in self.force:
+            why = "--rerun"
+        elif not old:
             why = "no manifest"
         elif old.get("status") != "done":
             why = f"last status {old.get('status')}"
@@ -272,6 +279,10 @@ class Runner:
                     self.outcome.stages[spec.name] = "reused"
                     log.info("stage reused", reason="done with unchanged options, inputs and outputs")
                     return True
+            if spec.name in self.force:
+                # A forced rerun starts afresh: the folder's checkpoints came from the code being replaced.
+                shutil.rmtree(stage_dir)
+                stage_dir.mkdir(parents=True)
             self.rerun.add(spec.name)
             self._drop_metrics(spec.name)
             write_json_atomic(stage_dir / "manifest.json", manifest)
@@ -392,13 +403,23 @@ def run_recipe(
     resume: Path | None = None,
     output_root: Path | None = None,
     console: IO[str] | None = sys.stderr,
+    rerun: Iterable[str] = (),
 ) -> RunOutcome:
     """Run ``recipe`` in a new run directory (or in ``resume``, reusing unchanged done stages).
+
+    ``rerun``: stages to run afresh on resume (their folders emptied) although nothing they record changed,
+    e.g. after a code change; every later stage that references one reruns too.
 
     ``output_root`` defaults to the recipe's ``output_root``, then awctl.toml's, relative to the project
     root. Never raises for a stage's failure or a Ctrl-C: the outcome says what happened and
     ``outcome.exit_code`` is 0, 1 or 130. Raises RunError when ``resume`` is not a run directory.
     """
+    force = frozenset(rerun)
+    if unknown := sorted(force - {s.name for s in recipe.stages}):
+        raise RunError(f"--rerun {', '.join(unknown)}: no such stage in recipe {recipe.name!r}",
+                       hint=f"its stages: {', '.join(s.name for s in recipe.stages)}")
+    if force and resume is None:
+        raise RunError("--rerun needs --resume RUN_DIR", hint="a new run directory runs every stage anyway")
     if resume is not None:
         run_dir = Path(resume).resolve()
         if not (run_dir / "config.resolved.json").is_file():
@@ -412,4 +433,4 @@ def run_recipe(
     write_atomic(run_dir / "config.resolved.toml", recipe.to_toml())
     write_json_atomic(run_dir / "config.resolved.json", recipe.to_dict())
     (run_dir / "metrics.jsonl").touch()
-    return Runner(recipe, run_dir, console, resuming=resume is not None).run()
+    return Runner(recipe, run_dir, console, resuming=resume is not None, force=force).run()

@@ -22,7 +22,7 @@ else:  # pragma: no cover
 
 from awctl import plugins
 from awctl.recipe import load_recipe
-from awctl.runner import hash_path, run_recipe
+from awctl.runner import RunError, hash_path, run_recipe
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures" / "recipes"
@@ -146,6 +146,20 @@ def test_resume_reuses_unchanged_stages_and_reruns_changed_ones(project):
     dep = run("pipeline", "stages.write.text=bye", resume=run_dir)
     assert dep.stages == {"write": "done", "shout": "done", "shout-file": "reused"}
     assert executions(run_dir, "shout") == 3
+
+
+def test_rerun_runs_a_stage_afresh_and_the_stages_that_use_it(project):
+    run_dir = run("pipeline").run_dir
+    (run_dir / "stages/write/stale-checkpoint").write_text("from the code being replaced")
+    again = run_recipe(load_recipe("pipeline", []), resume=run_dir, console=None, rerun=["write"])
+    assert again.stages == {"write": "done", "shout": "done", "shout-file": "reused"}
+    assert not (run_dir / "stages/write/stale-checkpoint").exists()
+    assert executions(run_dir, "shout") == 2
+    with pytest.raises(RunError, match="no such stage") as err:
+        run_recipe(load_recipe("pipeline", []), resume=run_dir, console=None, rerun=["wirte"])
+    assert "write, shout, shout-file" in err.value.hint
+    with pytest.raises(RunError, match="needs --resume"):
+        run_recipe(load_recipe("pipeline", []), console=None, rerun=["write"])
 
 
 def test_failing_stage_stops_the_run_and_records_the_error(project):

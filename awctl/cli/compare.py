@@ -12,6 +12,8 @@ from typing import Any
 
 import click
 
+from awctl.cli.run import rerun_option
+
 
 @click.command(context_settings={"show_default": True})
 @click.argument("recipe", required=False)
@@ -22,10 +24,11 @@ import click
               help="Create the run directory here (default: the recipe's output_root, else awctl.toml's).")
 @click.option("--resume", type=click.Path(file_okay=False, path_type=Path),
               help="Continue in this run directory (finished stages, starts and arms are reused).")
+@rerun_option
 @click.option("--quiet", "-q", is_flag=True, help="No log lines on stderr (log.jsonl is still written).")
 @click.option("--json", "as_json", is_flag=True, help="Print the comparisons' compare.json documents as JSON.")
 def compare(recipe: str | None, overrides: tuple[str, ...], fail_under: float | None, output_root: Path | None,
-            resume: Path | None, quiet: bool, as_json: bool) -> None:
+            resume: Path | None, rerun: tuple[str, ...], quiet: bool, as_json: bool) -> None:
     """Run the Sim-vs-Real comparison of RECIPE (a name from recipes/ or a path) and report it.
 
     \b
@@ -47,7 +50,8 @@ def compare(recipe: str | None, overrides: tuple[str, ...], fail_under: float | 
             if not gate["sim_arm"] or not gate["real_arm"]:
                 raise click.UsageError(f"--fail-under: stage {spec.name!r} needs an arm of kind 'sim' and one of kind "
                                        "'real' (or sim_arm / real_arm naming them)")
-    outcome = run_recipe(resolved, resume=resume, output_root=output_root, console=None if quiet else sys.stderr)
+    outcome = run_recipe(resolved, resume=resume, output_root=output_root, console=None if quiet else sys.stderr,
+                         rerun=rerun)
     if outcome.status != "done":
         exit_on_failure(outcome)
     documents = {spec.name: _document(outcome.run_dir, spec.name) for spec in stages}

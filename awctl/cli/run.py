@@ -8,6 +8,12 @@ from typing import Any, NoReturn
 
 import click
 
+rerun_option = click.option(
+    "--rerun", multiple=True, metavar="STAGE",
+    help="With --resume: run this stage afresh (its folder emptied) even if nothing it records changed, e.g. "
+         "after a code change; later stages that use it rerun too. Repeatable.",
+)
+
 
 @click.command(context_settings={"show_default": True})
 @click.argument("recipe", required=False)
@@ -22,9 +28,11 @@ import click
     type=click.Path(file_okay=False, path_type=Path),
     help="Create the run directory here (default: the recipe's output_root, else awctl.toml's).",
 )
+@rerun_option
 @click.option("--quiet", "-q", is_flag=True, help="No log lines on stderr (log.jsonl is still written).")
 def run(
-    recipe: str | None, overrides: tuple[str, ...], resume: Path | None, output_root: Path | None, quiet: bool
+    recipe: str | None, overrides: tuple[str, ...], resume: Path | None, output_root: Path | None,
+    rerun: tuple[str, ...], quiet: bool,
 ) -> None:
     """Run RECIPE (a name from recipes/ or a path) with optional key.path=value overrides.
 
@@ -33,12 +41,13 @@ def run(
       awctl run quickstart
       awctl run quickstart recipe.seed=3 stages.record.limit=2
       awctl run --resume runs/quickstart-20260101-120000
+      awctl run --resume runs/quickstart-20260101-120000 --rerun sft
     """
     from awctl.runner import run_recipe
 
     resolved = resolve_recipe(recipe, overrides, resume, command="run")
     outcome = run_recipe(
-        resolved, resume=resume, output_root=output_root, console=None if quiet else sys.stderr
+        resolved, resume=resume, output_root=output_root, console=None if quiet else sys.stderr, rerun=rerun
     )
     if outcome.status != "done":
         exit_on_failure(outcome)
