@@ -127,13 +127,27 @@ SWITCHBOARD_DIR = REPO / "tests" / "fixtures" / "switchboard"
 TINY_SWITCHBOARD = {"layers": 2, "hidden": 64, "heads": 2, "head_dim": 32}
 
 
-def _switchboard_module():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("switchboard_fixture", SWITCHBOARD_DIR / "switchboard.py")
+def _fixture_module(name: str, path: Path):
+    """A fixture domain's module, loaded from its file (it is not an installed package)."""
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def _registry_with(monkeypatch, plugin_dir: Path, domain: str):
+    """The plugin registry rebuilt with ``plugin_dir`` as the loose-plugin folder; ``domain`` must load."""
+    from awctl import plugins
+
+    monkeypatch.setenv("AWCTL_PLUGINS_DIR", str(plugin_dir))
+    monkeypatch.setattr(plugins, "_REGISTRY", None)
+    registry = plugins.get_registry()
+    assert domain in registry.domains, registry.problems
+    return registry
+
+
+def _switchboard_module():
+    return _fixture_module("switchboard_fixture", SWITCHBOARD_DIR / "switchboard.py")
 
 
 @pytest.fixture
@@ -141,9 +155,7 @@ def switchboard(monkeypatch):
     """The plugin registry with the switchboard domain loaded as a loose plugin; yields its module."""
     from awctl import plugins
 
-    monkeypatch.setenv("AWCTL_PLUGINS_DIR", str(SWITCHBOARD_DIR))
-    monkeypatch.setattr(plugins, "_REGISTRY", None)
-    assert "switchboard" in plugins.get_registry().domains, plugins.get_registry().problems
+    _registry_with(monkeypatch, SWITCHBOARD_DIR, "switchboard")
     yield _switchboard_module()
     monkeypatch.setattr(plugins, "_REGISTRY", None)
 
@@ -183,10 +195,7 @@ LAMPS_DIR = REPO / "tests" / "fixtures" / "agent_lamps"
 @pytest.fixture(scope="module")
 def lamps():
     """The lamps fixture module (its domain, environment and tasks), loaded from its file."""
-    spec = importlib.util.spec_from_file_location("agent_lamps_fixture", LAMPS_DIR / "lamps.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return _fixture_module("agent_lamps_fixture", LAMPS_DIR / "lamps.py")
 
 
 @pytest.fixture
@@ -194,9 +203,5 @@ def lamps_registry(monkeypatch):
     """The plugin registry with the lamps toy domain loaded as a loose plugin."""
     from awctl import plugins
 
-    monkeypatch.setenv("AWCTL_PLUGINS_DIR", str(LAMPS_DIR))
-    monkeypatch.setattr(plugins, "_REGISTRY", None)
-    registry = plugins.get_registry()
-    assert "lamps" in registry.domains, registry.problems
-    yield registry
+    yield _registry_with(monkeypatch, LAMPS_DIR, "lamps")
     monkeypatch.setattr(plugins, "_REGISTRY", None)
