@@ -245,7 +245,7 @@ class ChatEncoder:
                 role[pos + r0 : pos + r1] = ROLE_IDS["reasoning"]
                 weight[pos + r0 : pos + r1] = 1.0 if (trained and self.mode == "sft") else 0.0
             base = pos + o0
-            if heads and trained and self.mode == "sft":
+            if heads and trained:  # heads: sft mode only
                 h0, h1 = heads[t_index]
                 weight[pos + h0 : pos + h1] *= self.unchanged_weight
             for start, stop, name, kept in labels[t_index]:

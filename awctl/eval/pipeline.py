@@ -65,14 +65,17 @@ def _file_stamp(value: str) -> list[Any] | None:
     path = Path(value)
     try:
         if path.is_file():
-            st = path.stat()
-            return [st.st_size, st.st_mtime_ns]
+            return list(_size_and_time(path))
         if path.is_dir():
-            return sorted([str(f.relative_to(path)), f.stat().st_size, f.stat().st_mtime_ns]
-                          for f in path.rglob("*") if f.is_file())
+            return sorted([str(f.relative_to(path)), *_size_and_time(f)] for f in path.rglob("*") if f.is_file())
     except OSError:
         return None
     return None
+
+
+def _size_and_time(path: Path) -> tuple[int, int]:
+    st = path.stat()
+    return st.st_size, st.st_mtime_ns
 
 
 def domain_fingerprint(domain: Any) -> str:
