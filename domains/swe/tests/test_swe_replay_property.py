@@ -44,9 +44,8 @@ def action_for(item: tuple) -> str:
     return editor("undo_edit", path)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(op, min_size=1, max_size=10), st.none() | text)
-def test_real_editor_observations_always_verify(ops, preexisting):
+def _real_session(ops: list[tuple], preexisting: str | None = None) -> Trajectory:
+    """The trajectory the real editor prints for ``ops`` in a fresh /testbed."""
     from awctl_domains.swe.codec import SweActionCodec
 
     codec = SweActionCodec()
@@ -60,7 +59,22 @@ def test_real_editor_observations_always_verify(ops, preexisting):
             call = codec.parse(action)
             out = ed.run(call.command, call.path, **call.kwargs())
             turns.append(Turn(action=action, observation=out.observation))
-        traj = Trajectory(id="prop", domain="swe", turns=turns)
-        for i in range(len(turns)):
-            bad = [r for r in run_verifiers(DOMAIN, traj, i) if not r.ok]
-            assert not bad, (i, turns[i].action, bad)
+    return Trajectory(id="prop", domain="swe", turns=turns)
+
+
+def _failures(traj: Trajectory) -> list[tuple]:
+    return [(i, traj.turns[i].action, bad) for i in range(len(traj.turns))
+            if (bad := [r for r in run_verifiers(DOMAIN, traj, i) if not r.ok])]
+
+
+def test_an_inserted_line_ending_in_a_carriage_return_verifies():
+    # Found by the property below: the editor shows the inserted "\r" line as an empty numbered line.
+    traj = _real_session([("create", "/testbed/a.py", ""), ("insert", "/testbed/a.py", 0, "=\n\r")])
+    assert "\r" in traj.turns[1].observation
+    assert _failures(traj) == []
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(op, min_size=1, max_size=10), st.none() | text)
+def test_real_editor_observations_always_verify(ops, preexisting):
+    assert _failures(_real_session(ops, preexisting)) == []
