@@ -28,6 +28,30 @@ _FENCED = re.compile(r"^\s*```(?:json)?\s*\n(.*?)\n?```\s*$", re.S)
 _SCREEN_FENCED = re.compile(r"^\s*```[a-z]*\n(.*?)\n?```\s*$", re.S)
 
 
+# A file's text goes into the initial state when it is this small; a larger one is named with its size.
+SHOWN_FILE_LINES = 12
+SHOWN_FILE_CHARS = 600
+
+
+def files_section(where: str, files: dict[str, Any]) -> str:
+    """The task's files in ``where``: each small one's text fenced as ``cat`` prints it, the others named
+    with their line count (a world model cannot print a file it was never shown)."""
+    parts = [f"Files in {where}:"]
+    for name in sorted(files):
+        spec = files[name]
+        text, mode = (spec.get("content", ""), spec.get("mode")) if isinstance(spec, dict) else (spec, None)
+        label = f"{name} (mode {int(mode):o})" if mode is not None else name
+        lines = text.count("\n") + (0 if text.endswith("\n") else 1)
+        if not text:
+            parts.append(f"{label}: empty")
+        elif lines > SHOWN_FILE_LINES or len(text) > SHOWN_FILE_CHARS:
+            parts.append(f"{label}: {lines} lines, not shown")
+        else:
+            tail = "" if text.endswith("\n") else " (no newline at the end)"
+            parts.append(f"{label}{tail}:\n```\n{text.removesuffix(chr(10))}\n```")
+    return "\n".join(parts)
+
+
 class TerminalDomain(Domain):
     """A bash shell in a 160x40 terminal driven by Terminus-style keystrokes."""
 
@@ -95,11 +119,11 @@ class TerminalDomain(Domain):
             state = [f"A bash shell in a {cols}x{rows} terminal, logged in as {who.user} on the host {who.host}. "
                      f"Working directory: {who.workdir}; home directory: {who.home}. {machine}"]
         where = who.workdir if who is not None else "the working directory"
-        if task is not None and task.setup.get("files"):
-            state.append(f"Files in {where}: " + ", ".join(sorted(task.setup["files"])))
         if task is not None and task.setup.get("env"):
             state.append("Environment: " + ", ".join(f"{k}={v}" for k, v in sorted(task.setup["env"].items())))
-        state.append(f"The screen shows:\n```\n{screen}\n```")
+        if task is not None and task.setup.get("files"):
+            state.append(files_section(where, task.setup["files"]))
+        state.append(f"The screen shows:\n```\n{screen}\n```")  # last: its fence runs to the text's end
         if prompt is None or prompt.is_repl or awctl_prompt:
             action_space = self.action_codec.schema(cols=cols, rows=rows)
             instruction = self.prompt_builder.simulation_instruction

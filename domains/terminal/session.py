@@ -99,7 +99,12 @@ def initial_screen(traj: Trajectory) -> str | None:
     meta = traj.metadata.get("initial_screen")
     if isinstance(meta, str):
         return meta
+    from awctl.domain import fenced_block_after
+
     for text in (traj.system.initial_state, traj.system.raw or ""):
+        after = fenced_block_after(text or "", "The screen shows:")  # awctl's own (files' texts come first)
+        if after is not None:
+            return after
         m = SCREEN_FENCE_RE.search(text or "")
         if m:
             return m.group(1)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from awctl_domains.terminal.baseline import copy_baseline
-from awctl_domains.terminal.domain import TerminalDomain
+from awctl_domains.terminal.domain import SHOWN_FILE_LINES, TerminalDomain, files_section
 from awctl_domains.terminal.forms import to_incremental
 from awctl_domains.terminal.prompt_shapes import parse_prompt
 from awctl_domains.terminal.prompts import (
@@ -25,7 +25,7 @@ from awctl_domains.terminal.prompts import (
     prompt_phrase,
     simulation_instruction,
 )
-from awctl_domains.terminal.session import initial_facts
+from awctl_domains.terminal.session import initial_facts, initial_screen
 from awctl_domains.terminal.tasks import keys
 
 from awctl.envs.sandbox.identity import host_bash_version
@@ -59,7 +59,7 @@ def _domain(settings: dict | None = None) -> TerminalDomain:
 
 
 def _screen(text: str) -> str:
-    return re.search(r"```\n(.*?)\n```", text, re.S).group(1)
+    return re.search(r"The screen shows:\n```\n(.*?)\n```", text, re.S).group(1)
 
 
 # ── the system prompt ────────────────────────────────────────────────────────────────────────────────
@@ -71,10 +71,34 @@ def test_recordings_made_before_styles_existed_get_the_same_system_prompt():
     recorded = list(read_trajectories(ROOT / "tests" / "fixtures" / "eval" / "terminal_recorded.jsonl"))
     assert recorded
     for traj in recorded:
-        again = domain.sections_for(tasks[traj.metadata["task"]], _screen(traj.system.initial_state))
-        assert again.sections() == traj.system.sections(), traj.id
+        task = tasks[traj.metadata["task"]]
+        again = domain.sections_for(task, _screen(traj.system.initial_state))
+        want = traj.system.sections()
+        # Since then the line of the files' names shows their texts.
+        names = re.search(r"Files in (\S+): [^\n]*", want["initial_state"])
+        if names:
+            want["initial_state"] = want["initial_state"].replace(
+                names.group(0), files_section(names.group(1), task.setup["files"]))
+        assert again.sections() == want, traj.id
     assert simulation_instruction() == SIMULATION_INSTRUCTION
     assert incremental_for(SIMULATION_INSTRUCTION) == INCREMENTAL_SIMULATION_INSTRUCTION
+
+
+def test_the_initial_state_shows_small_files_as_cat_prints_them_and_only_names_large_ones():
+    big = "".join(f"row {i}\n" for i in range(SHOWN_FILE_LINES + 1))
+    files = {"notes.txt": "one\ntwo\n", "empty.log": "", "bare.txt": "no end", "big.csv": big,
+             "run.sh": {"content": "echo hi\n", "mode": 0o755}}
+    section = files_section("/w", files)
+    assert section == ("Files in /w:\nbare.txt (no newline at the end):\n```\nno end\n```\n"
+                       f"big.csv: {SHOWN_FILE_LINES + 1} lines, not shown\nempty.log: empty\n"
+                       "notes.txt:\n```\none\ntwo\n```\nrun.sh (mode 755):\n```\necho hi\n```")
+    # In an episode's prompt the files come before the screen, which verifiers and the simulator still find.
+    domain = _domain({"prompt": "debian"})
+    task = next(t for t in domain.tasks("readback") if len(t.setup.get("files", {})) > 1)
+    system = domain.sections_for(task)
+    assert files_section("/home/alice/work", task.setup["files"]) + "\nThe screen shows:" in system.initial_state
+    traj = Trajectory(id="t", domain="terminal", system=system, turns=[])
+    assert domain.first_observation(system) == initial_screen(traj) == "alice@devbox:~/work$"
 
 
 def test_a_styled_system_prompt_states_the_shell_and_verifiers_learn_its_home_and_directory():
@@ -83,7 +107,8 @@ def test_a_styled_system_prompt_states_the_shell_and_verifiers_learn_its_home_an
     system = domain.sections_for(task, "bob@ci-7:~/work$")
     assert "logged in as bob on the host ci-7. Working directory: /home/bob/work; home directory: /home/bob." \
         in system.initial_state
-    assert "Files in /home/bob/work: data.txt" in system.initial_state and "/workspace" not in system.render()
+    assert "Files in /home/bob/work:\ndata.txt:\n```\na\nb\nc\nd\ne\n```" in system.initial_state
+    assert "/workspace" not in system.render()
     assert "root@sandbox" not in system.render()
     assert "a new prompt `bob@ci-7:<dir>$ ` (`<dir>` the working directory, `~` for the home directory)" \
         in system.simulation_instruction
