@@ -18,6 +18,7 @@ from .codec import (
     TerminalActionCodec,
     TerminalObservationCodec,
 )
+from .files import files_section
 from .prompt_shapes import parse_prompt
 
 if TYPE_CHECKING:
@@ -26,30 +27,6 @@ if TYPE_CHECKING:
 
 _FENCED = re.compile(r"^\s*```(?:json)?\s*\n(.*?)\n?```\s*$", re.S)
 _SCREEN_FENCED = re.compile(r"^\s*```[a-z]*\n(.*?)\n?```\s*$", re.S)
-
-
-# A file's text goes into the initial state when it is this small; a larger one is named with its size.
-SHOWN_FILE_LINES = 12
-SHOWN_FILE_CHARS = 600
-
-
-def files_section(where: str, files: dict[str, Any]) -> str:
-    """The task's files in ``where``: each small one's text fenced as ``cat`` prints it, the others named
-    with their line count (a world model cannot print a file it was never shown)."""
-    parts = [f"Files in {where}:"]
-    for name in sorted(files):
-        spec = files[name]
-        text, mode = (spec.get("content", ""), spec.get("mode")) if isinstance(spec, dict) else (spec, None)
-        label = f"{name} (mode {int(mode):o})" if mode is not None else name
-        lines = text.count("\n") + (0 if text.endswith("\n") else 1)
-        if not text:
-            parts.append(f"{label}: empty")
-        elif lines > SHOWN_FILE_LINES or len(text) > SHOWN_FILE_CHARS:
-            parts.append(f"{label}: {lines} lines, not shown")
-        else:
-            tail = "" if text.endswith("\n") else " (no newline at the end)"
-            parts.append(f"{label}{tail}:\n```\n{text.removesuffix(chr(10))}\n```")
-    return "\n".join(parts)
 
 
 class TerminalDomain(Domain):

@@ -1,8 +1,9 @@
 """What a terminal trajectory establishes, turn by turn, read from the trajectory alone.
 
 Verifiers never assume a machine: the geometry, the screen form, the prompt, the home directory, the
-working directory and the files whose content is known all come from the system prompt (its initial
-state), the trajectory's metadata (as an importer recorded it) and the turns before the one checked.
+working directory and the files whose content is known (shown by the initial state's "Files in" section,
+or written by the session) all come from the system prompt (its initial state), the trajectory's metadata
+(as an importer recorded it) and the turns before the one checked.
 :func:`facts_before` replays the recorded turns and returns :class:`Facts`; :func:`read_turn` locates
 an action's echo, output and new prompt in an observation. Anything the trajectory does not establish is
 ``None``, and the checks built on it abstain.
@@ -34,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 from awctl.errors import CodecError
 
 from .codec import TerminalActionCodec, command_name, display_width, wrap_line
+from .files import stated_files
 from .prompt_shapes import Prompt, parse_prompt, parse_shell_prompt, repl_started_by
 
 if TYPE_CHECKING:
@@ -271,6 +273,7 @@ def initial_facts(traj: Trajectory) -> Facts:
     cwd = traj.metadata.get("cwd") if isinstance(traj.metadata.get("cwd"), str) else _stated(_CWD_PATTERNS, text)
     if cwd:
         facts.cwd = _clean_path(cwd)
+    facts.files = stated_files(text)
     _set_prompt(facts, prompt, raw)
     return facts
 

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 from awctl_domains.terminal.baseline import copy_baseline
-from awctl_domains.terminal.domain import SHOWN_FILE_LINES, TerminalDomain, files_section
+from awctl_domains.terminal.domain import TerminalDomain
+from awctl_domains.terminal.files import SHOWN_FILE_LINES, files_section, stated_files
 from awctl_domains.terminal.forms import to_incremental
 from awctl_domains.terminal.prompt_shapes import parse_prompt
 from awctl_domains.terminal.prompts import (
@@ -92,6 +93,8 @@ def test_the_initial_state_shows_small_files_as_cat_prints_them_and_only_names_l
     assert section == ("Files in /w:\nbare.txt (no newline at the end):\n```\nno end\n```\n"
                        f"big.csv: {SHOWN_FILE_LINES + 1} lines, not shown\nempty.log: empty\n"
                        "notes.txt:\n```\none\ntwo\n```\nrun.sh (mode 755):\n```\necho hi\n```")
+    assert stated_files(section) == {"/w/bare.txt": "no end", "/w/empty.log": "", "/w/notes.txt": "one\ntwo\n",
+                                     "/w/run.sh": "echo hi\n"}
     # In an episode's prompt the files come before the screen, which verifiers and the simulator still find.
     domain = _domain({"prompt": "debian"})
     task = next(t for t in domain.tasks("readback") if len(t.setup.get("files", {})) > 1)

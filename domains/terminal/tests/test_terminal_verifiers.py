@@ -74,6 +74,9 @@ def recorded() -> list[Trajectory]:
         episodes = [("session", None, SESSION)]
         episodes += [(t.id, t, t.solution + [keys(c) for c in ("ls", "cat *.txt")])
                      for t in DOMAIN.tasks("basic")[:5]]
+        shown = next(t for t in DOMAIN.tasks("basic") if t.id.endswith("/count_lines"))  # data.txt's text shown
+        episodes.append(("shown_files", shown, [keys(c) for c in ("cat data.txt", "chmod 600 data.txt",
+                                                                  "cat data.txt")]))
         for name, task, actions in episodes:
             first = env.reset(task)
             turns = [Turn(action=a, observation=env.step(a).observation) for a in actions]
@@ -155,6 +158,13 @@ def test_exact_output_flags_wrong_determined_outputs(recorded):
     _flags("exact_output", traj, i, lambda s: s.replace("\nmore\n", "\n"))
     traj, i = _turn(recorded, keys("echo -n no-newline"))
     _flags("exact_output", traj, i, lambda s: s.replace("no-newlineroot@", "no-newline\nroot@"))
+
+
+def test_exact_output_knows_the_files_the_initial_state_shows_until_a_command_may_change_them(recorded):
+    traj = next(t for t in recorded if t.id == "shown_files")
+    assert "data.txt:\n```\na\nb" in traj.system.initial_state
+    _flags("exact_output", traj, 0, lambda s: s.replace("\nc\nd\n", "\nd\nc\n"))
+    assert VERIFIERS["exact_output"](TurnContext.at(traj, 2)) is None  # after chmod: undecided
 
 
 def test_exact_output_forgets_files_after_unknown_commands(recorded):
