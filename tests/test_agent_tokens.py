@@ -57,7 +57,11 @@ def test_observation_tokens_carry_zero_policy_loss_weight(tmp_path: Path, lamps)
     with torch.no_grad():
         noisy = logps.detach() + torch.randn_like(logps) * 5 * (targets_mask == 0)
         same, _ = agent_loss(noisy, batch, adv, AgentRlSettings(), old="sampled")
-        moved = logps.detach() + 0.5 * (targets_mask == 1)
+        # One episode's action tokens only: a shift of every episode's would scale each sequence ratio
+        # alike, and with advantages that sum to zero the loss would not move (except by rounding).
+        first = torch.zeros_like(targets_mask)
+        first[0] = 1
+        moved = logps.detach() + 0.5 * ((targets_mask == 1) & (first == 1))
         other, _ = agent_loss(moved, batch, adv, AgentRlSettings(eps_low=10.0, eps_high=10.0), old="sampled")
     assert torch.equal(same, loss.detach())
     assert not torch.equal(other, loss.detach())  # (while action tokens do move it)
