@@ -105,6 +105,20 @@ def test_resume_reuses_rows_only_when_the_same_settings_made_them(tmp_path: Path
     assert backend.calls == 16
 
 
+def test_a_new_model_s_predictions_are_judged_again(tmp_path: Path) -> None:
+    # A retrained checkpoint regenerates the predictions; the judgements of the old ones must not be reused.
+    rows = _rows()[:8]
+    truth, _ = _truth_and_baseline(rows)
+    judge = REG.build_judge("deterministic")
+    judge_id = judge_fingerprint("deterministic", {})
+    wrong = ScriptedBackend({json.dumps(inference_messages(r)): _tagged("x") for r in rows})
+    right = ScriptedBackend({json.dumps(inference_messages(r)): _tagged(truth[row_key(r)]) for r in rows})
+    before = evaluate(rows, REG.domains, wrong, judge, tmp_path, backend_id="v1", judge_id=judge_id)
+    after = evaluate(rows, REG.domains, right, judge, tmp_path, backend_id="v2", judge_id=judge_id)
+    assert after["reused"] == {"predictions": 0, "judgements": 0}
+    assert before["exact"]["count"] == 0 and after["exact"]["count"] == 8
+
+
 def test_a_model_retrained_at_the_same_path_is_another_backend(tmp_path: Path) -> None:
     import os
 

@@ -124,9 +124,10 @@ def judge_file(
 ) -> JudgeRun:
     """Judge prediction rows into ``output`` (official judged keys plus ``judge_provenance``).
 
-    A row already in ``output`` is reused only when it was judged (a failed judge call is retried) and its
-    provenance — ``judge_id`` and the fingerprint of its domain's verifiers — matches; rows judged by
-    another judge, other options or other verifiers are judged again."""
+    A row already in ``output`` is reused only when it was judged (a failed judge call is retried), it
+    judged the generation ``predictions`` now holds for that row, and its provenance — ``judge_id`` and the
+    fingerprint of its domain's verifiers — matches; rows judged by another judge, other options or other
+    verifiers, and rows whose prediction was generated again (another model), are judged again."""
     cache: dict[str, str] = {}
 
     def provenance(row: dict[str, Any]) -> str:
@@ -137,10 +138,13 @@ def judge_file(
 
     if not resume and output.exists():
         output.unlink()
+    predictions = list(predictions)
+    generated = {row_key(r): r.get("gen") for r in predictions}
+
     def finished(r: dict[str, Any]) -> bool:
         # A judge call that failed is retried; a row without a generation stays failed.
         done = "failed" in r and (r["failed"] == 0.0 or r.get("error_message") == "No model generation")
-        return done and r.get("judge_provenance") == provenance(r)
+        return done and r.get("judge_provenance") == provenance(r) and r.get("gen") == generated.get(row_key(r))
 
     kept, done = load_done(output, finished)
     todo = [r for r in predictions if row_key(r) not in done]
