@@ -27,7 +27,7 @@ def files_section(where: str, files: dict[str, Any]) -> str:
         lines = text.count("\n") + (0 if text.endswith("\n") else 1)
         if not text:
             parts.append(f"{label}: empty")
-        elif lines > SHOWN_FILE_LINES or len(text) > SHOWN_FILE_CHARS:
+        elif lines > SHOWN_FILE_LINES or len(text) > SHOWN_FILE_CHARS or "```" in text:  # a fence would end early
             parts.append(f"{label}: {lines} lines, not shown")
         else:
             tail = "" if text.endswith("\n") else " (no newline at the end)"

@@ -32,6 +32,7 @@ import weakref
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from awctl.domain import fenced_block_after
 from awctl.errors import CodecError
 
 from .codec import TerminalActionCodec, command_name, display_width, wrap_line
@@ -101,8 +102,6 @@ def initial_screen(traj: Trajectory) -> str | None:
     meta = traj.metadata.get("initial_screen")
     if isinstance(meta, str):
         return meta
-    from awctl.domain import fenced_block_after
-
     for text in (traj.system.initial_state, traj.system.raw or ""):
         after = fenced_block_after(text or "", "The screen shows:")  # awctl's own (files' texts come first)
         if after is not None:

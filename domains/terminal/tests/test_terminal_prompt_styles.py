@@ -88,10 +88,11 @@ def test_recordings_made_before_styles_existed_get_the_same_system_prompt():
 def test_the_initial_state_shows_small_files_as_cat_prints_them_and_only_names_large_ones():
     big = "".join(f"row {i}\n" for i in range(SHOWN_FILE_LINES + 1))
     files = {"notes.txt": "one\ntwo\n", "empty.log": "", "bare.txt": "no end", "big.csv": big,
-             "run.sh": {"content": "echo hi\n", "mode": 0o755}}
+             "run.sh": {"content": "echo hi\n", "mode": 0o755}, "fence.md": "```\nx\n```\n"}
     section = files_section("/w", files)
     assert section == ("Files in /w:\nbare.txt (no newline at the end):\n```\nno end\n```\n"
                        f"big.csv: {SHOWN_FILE_LINES + 1} lines, not shown\nempty.log: empty\n"
+                       "fence.md: 3 lines, not shown\n"
                        "notes.txt:\n```\none\ntwo\n```\nrun.sh (mode 755):\n```\necho hi\n```")
     assert stated_files(section) == {"/w/bare.txt": "no end", "/w/empty.log": "", "/w/notes.txt": "one\ntwo\n",
                                      "/w/run.sh": "echo hi\n"}
