@@ -400,6 +400,15 @@ class Domain:
             return trajectory.turns[index - 1].observation
         return trajectory.system.initial_state or None
 
+    def history_observation(self, trajectory: Trajectory, index: int, at: int) -> str | None:
+        """What turn ``index``'s observation shows in the history a model sees when it predicts turn ``at``
+        (``index < at``); ``None`` (the default): the observation as recorded. A domain whose observations
+        can make earlier ones redundant returns a short stand-in for those, e.g. a terminal's earlier screen
+        that the latest screen still shows: near-identical copies in a long history cost context and make
+        a small model's copy of the screen wander between them. Never applied to the turns a model is
+        trained to answer, nor to rows read from AgentWorldBench (their histories are the source's)."""
+        return None
+
     # ── AgentWorldBench action/observation bodies (text under **Action:** / the observation marker) ──
     def from_awb_action(self, body: str) -> str:
         """The action text for an AgentWorldBench ``**Action:**`` body (default: unchanged)."""

@@ -24,7 +24,7 @@ from awctl.plugins import get_registry
 from awctl.rl.expand import expand
 from awctl.rl.rejection import _example
 from awctl.sim.env import SimEnv
-from awctl.trajectory import Trajectory, read_trajectories
+from awctl.trajectory import Trajectory, Turn, read_trajectories
 
 FIXTURES = Path(__file__).parent / "fixtures" / "eval"
 SEED = 3
@@ -37,8 +37,26 @@ def _trajectories() -> list[Trajectory]:
     return out
 
 
-TRAJS = _trajectories()
+def _screens() -> Trajectory:
+    """A full-screen terminal session: its history stands in for screens the latest one still shows."""
+    import json
+
+    p = "alice@devbox:~/work$"
+    commands = ["ls", "cat a.txt", "pwd", "echo done"]
+    outputs = ["a.txt", "hi", "/home/alice/work", "done"]
+    lines, turns = [f"{p} "], []
+    for command, output in zip(commands, outputs, strict=True):
+        lines[-1] += command
+        lines += [output, f"{p} "]
+        turns.append(Turn(action=json.dumps([{"keystrokes": command + "\n", "duration": 1.0}]),
+                          observation="\n".join(line.rstrip() for line in lines)))
+    system = DOMAINS["terminal"].sections_for(None, p)
+    return Trajectory(id="screens", domain="terminal", system=system, turns=turns)
+
+
 DOMAINS = get_registry().domains
+TRAJS = _trajectories()
+SCREENS = _screens()
 
 
 class _RecordingTokenizer:
@@ -81,6 +99,24 @@ def _variant(traj: Trajectory) -> int:
 
 def test_the_fixtures_cover_two_domains_with_history() -> None:
     assert {t.domain for t in TRAJS} == {"search", "swe"} and all(len(t.turns) >= 3 for t in TRAJS)
+    view = View(DOMAINS["terminal"], "awctl")
+    history = [m["content"] for m in view.messages_at(SCREENS, 3) if m["role"] == "assistant"]
+    assert SCREENS.turns[0].observation not in history[0] and SCREENS.turns[2].observation in history[2]
+
+
+@pytest.mark.parametrize("style", STYLES)
+@pytest.mark.parametrize("traj", [*TRAJS, SCREENS], ids=lambda t: t.id)
+def test_sft_documents_hold_the_view_of_their_last_turn(traj: Trajectory, style: str) -> None:
+    run = PrepRun(PrepConfig(inputs=[], out="unused", seed=SEED, style=style), domains=DOMAINS)
+    view = View(DOMAINS[traj.domain], style)
+    for t in range(len(traj.turns)):
+        prefix = traj.model_copy(update={"turns": traj.turns[: t + 1]})
+        tok = _RecordingTokenizer()
+        encoder = ChatEncoder(tok, "sft", sft_target="last", style=style, domains=DOMAINS)
+        encoder.render(prefix, run._system_text(prefix, DOMAINS[traj.domain]), [[] for _ in prefix.turns])
+        (conversation,) = tok.seen
+        assert conversation[:-1] == view.messages_at(traj, t, _variant(traj))
+        assert conversation[-1]["content"] == view.target_at(traj, t)
 
 
 @pytest.mark.parametrize("style", STYLES)
@@ -97,7 +133,7 @@ def test_prep_documents_hold_the_view_of_every_turn(traj: Trajectory, style: str
 
 
 @pytest.mark.parametrize("style", STYLES)
-@pytest.mark.parametrize("traj", TRAJS, ids=lambda t: t.id)
+@pytest.mark.parametrize("traj", [*TRAJS, SCREENS], ids=lambda t: t.id)
 def test_sft_and_rl_prompts_are_the_view_and_their_targets_answer_the_last_action(
     traj: Trajectory, style: str
 ) -> None:
@@ -116,7 +152,7 @@ def test_sft_and_rl_prompts_are_the_view_and_their_targets_answer_the_last_actio
 
 
 @pytest.mark.parametrize("style", STYLES)
-@pytest.mark.parametrize("traj", TRAJS, ids=lambda t: t.id)
+@pytest.mark.parametrize("traj", [*TRAJS, SCREENS], ids=lambda t: t.id)
 def test_simulation_sees_the_view_of_the_episode_so_far(traj: Trajectory, style: str) -> None:
     domain = DOMAINS[traj.domain]
     view = View(domain, style)
@@ -134,11 +170,27 @@ def test_simulation_sees_the_view_of_the_episode_so_far(traj: Trajectory, style:
 
 
 @pytest.mark.parametrize("traj", TRAJS, ids=lambda t: t.id)
-def test_evaluation_rows_and_the_audit_see_the_view(traj: Trajectory) -> None:
+def test_exported_rows_see_the_view(traj: Trajectory) -> None:
     view = View(DOMAINS[traj.domain], "agentworldbench")
     rows = trajectory_to_rows(traj, DOMAINS)
     for t, row in enumerate(rows):
         assert inference_messages(row) == view.messages_at(traj, t, 0)
+
+
+def test_exported_rows_keep_every_screen_the_view_stands_in_for() -> None:
+    # Rows are a lossless record in the official layout; the stand-ins are awctl's view, not the data.
+    rows = trajectory_to_rows(SCREENS, DOMAINS)
+    texts = ["".join(m["content"] for m in inference_messages(row)) for row in rows[1:]]
+    assert all(SCREENS.turns[0].observation in text for text in texts)
+
+
+@pytest.mark.parametrize("traj", [*TRAJS, SCREENS], ids=lambda t: t.id)
+def test_evaluation_and_the_audit_see_the_view(traj: Trajectory) -> None:
+    from awctl.formats.view import chat_records
+
+    view = View(DOMAINS[traj.domain], "agentworldbench")
+    assert [r["messages"] for r in chat_records(traj, DOMAINS)] == [
+        view.messages_at(traj, t, 0) for t in range(len(traj.turns))]
     for style in STYLES:
         backend = _ReplayBackend(traj, View(DOMAINS[traj.domain], style))
         result = run_audit(DOMAINS[traj.domain], [traj], backend, domains=DOMAINS, style=style)

@@ -154,6 +154,12 @@ class View:
         inner = turn.observation if self.style == "awctl" else _awb_codec(self.domain).response_text(turn)
         return _tagged(inner, turn.reasoning, turn.observation)
 
+    def history_turn(self, traj: Trajectory, j: int, t: int) -> Turn:
+        """Turn ``j`` as the history of turn ``t`` shows it (:meth:`Domain.history_observation`)."""
+        turn = traj.turns[j]
+        text = None if self.domain is None else self.domain.history_observation(traj, j, t)
+        return turn if text is None else turn.model_copy(update={"observation": text})
+
     # ── whole views ──
     def messages_at(
         self, traj: Trajectory, t: int, variant: int = 0, max_history: int | None = None
@@ -173,7 +179,7 @@ class View:
         first = 0 if max_history is None else max(0, t - max_history)
         for j in range(first, t):
             messages.append({"role": "user", "content": self.user(traj.turns[j], j)})
-            messages.append({"role": "assistant", "content": self.history_assistant(traj.turns[j]).body})
+            messages.append({"role": "assistant", "content": self.history_assistant(self.history_turn(traj, j, t)).body})
         messages.append({"role": "user", "content": self.user(traj.turns[t], t)})
         return messages
 
@@ -185,16 +191,19 @@ class View:
     ) -> tuple[list[Message], list[Assistant]]:
         """The whole trajectory as one conversation (what prep tokenizes) and its assistant parts.
 
-        Earlier turns' assistant messages are in history form, so the conversation's prefix before turn
-        ``t``'s answer equals :meth:`messages_at` for ``t``; the answers trained on (every turn with
-        ``targets="all"`` in the ``awctl`` style, where both forms are one; else the last turn) are in
-        target form."""
+        Earlier turns' assistant messages are in history form; with ``targets="last"`` they are the last
+        turn's history (:meth:`history_turn`), so the prefix before the last answer equals
+        :meth:`messages_at` for the last turn, and with ``targets="all"`` (every observation is trained on)
+        they are as recorded. The answers trained on (every turn with ``targets="all"`` in the ``awctl``
+        style, where both forms are one; else the last turn) are in target form."""
         messages: list[Message] = [{"role": "system", "content": system}]
         parts = []
         last = len(traj.turns) - 1
         for j, turn in enumerate(traj.turns):
-            part = self.target_assistant(turn) if (j == last or targets == "all" and self.style == "awctl") \
-                else self.history_assistant(turn)
+            if j == last or targets == "all" and self.style == "awctl":
+                part = self.target_assistant(turn)
+            else:
+                part = self.history_assistant(self.history_turn(traj, j, last) if targets == "last" else turn)
             parts.append(part)
             messages.append({"role": "user", "content": self.user(turn, j)})
             messages.append({"role": "assistant", "content": part.body})

@@ -50,6 +50,11 @@ class TerminalDomain(Domain):
 
         return {"incremental": to_incremental}
 
+    def history_observation(self, trajectory: Any, index: int, at: int) -> str | None:
+        from .forms import superseded_screen
+
+        return superseded_screen(trajectory, index, at)
+
     def copy_baseline(self, trajectory: Any, index: int) -> str | None:
         from .baseline import copy_baseline
 

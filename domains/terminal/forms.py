@@ -71,3 +71,24 @@ def to_incremental(traj: Trajectory) -> Trajectory | None:
     system.action_space = system.action_space.replace(SCREEN_OBSERVATION, INCREMENTAL_OBSERVATION)
     return traj.model_copy(update={"id": traj.id + "~incremental", "system": system, "turns": turns,
                                    "metadata": {**traj.metadata, "screen_form": "incremental"}})
+
+
+#: What an earlier full screen shows in the history once a later screen still shows all of it.
+SUPERSEDED_SCREEN = "(this screen is still shown at the top of a later screen)"
+
+
+def superseded_screen(traj: Trajectory, index: int, at: int) -> str | None:
+    """The stand-in for turn ``index``'s screen in the history of turn ``at``: :data:`SUPERSEDED_SCREEN`
+    when the trajectory is in full-screen form and the latest screen before ``at`` starts with that screen
+    (nothing scrolled off or was cleared since, so the stand-in hides nothing), else ``None``: as
+    recorded. The latest screen itself and incremental observations are always shown."""
+    if not 0 <= index < at - 1 or at > len(traj.turns) or stated_form(traj) == "incremental":
+        return None
+    header, earlier = split_observation(traj.turns[index].observation)
+    latest_header, latest = split_observation(traj.turns[at - 1].observation)
+    if header is not None or latest_header is not None or not earlier or len(latest) < len(earlier):
+        return None
+    n = len(earlier) - 1
+    if latest[:n] == earlier[:n] and latest[n].startswith(earlier[n]):
+        return SUPERSEDED_SCREEN
+    return None

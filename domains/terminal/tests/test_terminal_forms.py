@@ -223,3 +223,39 @@ def test_recorded_casts_convert_to_incremental_without_failures():
     assert converted and all(c is not None for c in converted)
     report = verify_trajectories(converted, get_registry().domains)
     assert report.turns >= 40 and report.failed == 0, report.failures
+
+
+def _screens_trajectory(screens: list[str], actions: list[str]):
+    from awctl.trajectory import Trajectory, Turn
+
+    return Trajectory(id="screens", domain="terminal",
+                      system=TerminalDomain().sections_for(None, "root@sandbox:/workspace#"),
+                      turns=[Turn(action=json.dumps([{"keystrokes": a + "\n", "duration": 1.0}]), observation=s)
+                             for a, s in zip(actions, screens, strict=True)])
+
+
+def test_the_history_stands_in_for_screens_the_latest_screen_still_shows():
+    from awctl_domains.terminal.forms import SUPERSEDED_SCREEN, to_incremental
+
+    from awctl.formats.view import View
+
+    p = "root@sandbox:/workspace#"
+    screens = [f"{p} ls\na.txt\n{p}\n\n", f"{p} ls\na.txt\n{p} cat a.txt\nhi\n{p}\n\n",
+               f"{p} ls\na.txt\n{p} cat a.txt\nhi\n{p} pwd\n/workspace\n{p}", f"{p} date\nnow\n{p}", f"{p} true\n{p}"]
+    traj = _screens_trajectory(screens, ["ls", "cat a.txt", "pwd", "clear; date", "true"])
+    domain = TerminalDomain()
+    stand_in = [[domain.history_observation(traj, j, t) is not None for j in range(t)] for t in range(5)]
+    # Turn 2's screen still starts with screens 0 and 1; after `clear` nothing earlier is shown, so the
+    # screens before it stay as recorded; the latest screen is always shown.
+    assert stand_in == [[], [False], [True, False], [True, True, False], [False, False, False, False]]
+    view = View(domain, "agentworldbench")
+    bodies = [m["content"] for m in view.messages_at(traj, 3) if m["role"] == "assistant"]
+    assert bodies[:2] == [f"**Environment Observation:**\n```\n{SUPERSEDED_SCREEN}\n```"] * 2
+    assert screens[2] in bodies[2]
+    # Incremental observations never repeat each other: all shown.
+    inc = to_incremental(traj.model_copy(update={"turns": traj.turns[:3]}))
+    assert inc is not None and all(domain.history_observation(inc, j, 2) is None for j in range(2))
+    # Every training answer is the recorded screen; CPT documents (every observation trained) keep all.
+    assert view.target_at(traj, 3).count("a.txt") == 0 and screens[3] in view.target_at(traj, 3)
+    messages, _ = view.conversation(traj, "s", "all")
+    assert all(s in "".join(m["content"] for m in messages) for s in screens)
