@@ -185,7 +185,7 @@ def test_exported_rows_keep_every_screen_the_view_stands_in_for() -> None:
 
 
 @pytest.mark.parametrize("traj", [*TRAJS, SCREENS], ids=lambda t: t.id)
-def test_evaluation_and_the_audit_see_the_view(traj: Trajectory) -> None:
+def test_chat_records_and_the_audit_see_the_view(traj: Trajectory) -> None:
     from awctl.formats.view import chat_records
 
     view = View(DOMAINS[traj.domain], "agentworldbench")
