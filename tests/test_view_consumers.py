@@ -184,6 +184,33 @@ def test_exported_rows_keep_every_screen_the_view_stands_in_for() -> None:
     assert all(SCREENS.turns[0].observation in text for text in texts)
 
 
+def test_eval_asks_the_view_and_judges_every_screen(tmp_path: Path) -> None:
+    from awctl.eval.deterministic import DeterministicJudge
+    from awctl.eval.judging import judge_rows
+    from awctl.eval.rows import iter_input_rows
+    from awctl.formats.agentworldbench import rows_to_trajectories
+    from awctl.prompts import OBSERVATION_TAG
+    from awctl.trajectory import write_trajectories
+
+    trajs = [*TRAJS, SCREENS]
+    path = tmp_path / "trajectories.jsonl"
+    write_trajectories(path, trajs)
+    rows = list(iter_input_rows([path], DOMAINS))
+    asked = [inference_messages(row) for row in rows]
+    expected = [View(DOMAINS[t.domain], "agentworldbench").messages_at(t, i, 0) for t in trajs
+                for i in range(len(t.turns))]
+    assert asked == expected
+    stood_in = [row for row in rows if "history" in row["awctl"]]
+    assert {row["awctl"]["id"] for row in stood_in} == {"screens"}
+    # The rows keep every screen: the judges and the copy baseline read the recorded history.
+    assert next(rows_to_trajectories(stood_in[-1:], DOMAINS)).turns == SCREENS.turns
+    assert all(SCREENS.turns[0].observation in "".join(row["response"]) for row in stood_in)
+    tagged = "<{0}>\n{1}\n</{0}>".format
+    preds = [{**row, "gen": tagged(OBSERVATION_TAG, SCREENS.turns[row["turn_idx"] - 1].observation)} for row in stood_in]
+    judged = judge_rows(preds, DeterministicJudge(DOMAINS))
+    assert [j["total_score"] for j in judged] == [5.0] * len(stood_in)
+
+
 @pytest.mark.parametrize("traj", [*TRAJS, SCREENS], ids=lambda t: t.id)
 def test_chat_records_and_the_audit_see_the_view(traj: Trajectory) -> None:
     from awctl.formats.view import chat_records

@@ -7,8 +7,9 @@ official judge keys (``total_score``, the five dimensions, ``failed``, ``strengt
 
 Inputs to ``infer`` may be AgentWorldBench JSONL (files or a directory of ``*_test.jsonl``, as
 ``eval.py --data-dir``) or unified trajectory JSONL; a trajectory becomes one row per turn through
-:func:`awctl.formats.agentworldbench.trajectory_to_rows` (so AWB-sourced trajectories give their rows back
-unchanged). The kind is decided per file from its first object (``turns`` + ``domain`` ⇒ trajectories).
+:func:`awctl.formats.view.evaluation_rows` (so AWB-sourced trajectories give their rows back unchanged,
+and the model sees an awctl trajectory's history as training showed it). The kind is decided per file
+from its first object (``turns`` + ``domain`` ⇒ trajectories).
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ def _is_trajectory(obj: dict[str, Any]) -> bool:
 def iter_input_rows(paths: Iterable[str | Path], domains: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
     """AWB rows of every input file, in file order; trajectories are converted turn by turn (with the
     AgentWorldBench hooks of ``domains``)."""
-    from awctl.formats.agentworldbench import trajectory_to_rows
+    from awctl.formats.view import evaluation_rows
     from awctl.trajectory import Trajectory
 
     for path in input_files(paths):
@@ -66,7 +67,7 @@ def iter_input_rows(paths: Iterable[str | Path], domains: Mapping[str, Any]) -> 
                 yield obj
             else:
                 traj = Trajectory.from_dict(obj, where=f"{path}:{lineno}")
-                rows = list(trajectory_to_rows(traj, domains))
+                rows = evaluation_rows(traj, domains)
                 for i, row in enumerate(rows):
                     # Trajectory-made rows may lack ids; give each a stable one so resume can skip it.
                     row.setdefault("id", f"{traj.id}_turn{row.get('turn_idx', i + 1)}")

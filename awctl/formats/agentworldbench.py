@@ -560,11 +560,24 @@ def row_view(row: dict[str, Any]) -> RowView:
 
 
 def inference_messages(row: dict[str, Any]) -> list[dict[str, str]]:
-    """System prompt (when non-empty), the history as user/assistant pairs, then the current action."""
+    """System prompt (when non-empty), the history as user/assistant pairs, then the current action.
+
+    A row ``awctl eval`` built from an awctl trajectory may carry, in ``awctl.history`` (turn index ->
+    text), the view's stand-ins for earlier responses (:func:`awctl.formats.view.evaluation_rows`): the
+    model is asked what training showed it, while ``response`` keeps every observation for the judges."""
     view = row_view(row)
+    stand_ins = _stand_ins(row)
     messages = [{"role": "system", "content": view.system}] if view.system else []
-    for prompt, response in view.history:
+    for j, (prompt, response) in enumerate(view.history):
         messages.append({"role": "user", "content": prompt})
-        messages.append({"role": "assistant", "content": response})
+        messages.append({"role": "assistant", "content": stand_ins.get(str(j), response)})
     messages.append({"role": "user", "content": view.current_prompt})
     return messages
+
+
+def _stand_ins(row: dict[str, Any]) -> dict[str, str]:
+    carried = row.get(AWCTL_KEY)
+    history = carried.get("history") if isinstance(carried, dict) else None
+    if not isinstance(history, dict):
+        return {}
+    return {str(k): v for k, v in history.items() if isinstance(v, str)}

@@ -255,6 +255,30 @@ def _row_turn(rec: dict[str, Any]) -> int | None:
     return None
 
 
+def evaluation_rows(traj: Trajectory, domains: Mapping[str, Domain]) -> list[dict[str, Any]]:
+    """The AgentWorldBench rows ``awctl eval`` asks a model about for ``traj``.
+
+    They are :func:`awctl.formats.agentworldbench.trajectory_to_rows` (every observation as recorded, which
+    the judges and the copy baseline read); for an awctl trajectory, a row whose history the view shows
+    otherwise (:meth:`View.history_turn`) also carries those assistant texts in ``awctl.history`` (turn
+    index -> text), so :func:`~awctl.formats.agentworldbench.inference_messages` gives the model
+    :meth:`View.messages_at`. AgentWorldBench-sourced trajectories give their own rows back unchanged."""
+    rows = awb.trajectory_to_rows(traj, domains)
+    if awb.awb_metadata(traj) is not None:
+        return rows
+    view = view_for(traj, domains)
+    for row in rows:
+        t = int(row["turn_idx"]) - 1
+        stand_ins = {}
+        for j in range(t):
+            seen = view.history_turn(traj, j, t)
+            if seen is not traj.turns[j]:
+                stand_ins[str(j)] = view.history_assistant(seen).body
+        if stand_ins:
+            row[awb.AWCTL_KEY] = {**row[awb.AWCTL_KEY], "history": stand_ins}
+    return rows
+
+
 def evaluated_turns(traj: Trajectory) -> list[int]:
     """The turns a trajectory is evaluated on: the rows' ``turn_idx`` for AgentWorldBench-sourced
     trajectories (in row order, without repeats), else every turn."""
