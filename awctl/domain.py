@@ -406,7 +406,8 @@ class Domain:
         can make earlier ones redundant returns a short stand-in for those, e.g. a terminal's earlier screen
         that the latest screen still shows: near-identical copies in a long history cost context and make
         a small model's copy of the screen wander between them. Never applied to the turns a model is
-        trained to answer, nor to rows read from AgentWorldBench (their histories are the source's)."""
+        trained to answer, nor to rows read from AgentWorldBench (their histories are the source's);
+        ``awctl eval`` asks a model with the stand-ins and judges against the record."""
         return None
 
     # ── AgentWorldBench action/observation bodies (text under **Action:** / the observation marker) ──
