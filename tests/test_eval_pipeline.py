@@ -8,7 +8,7 @@ from pathlib import Path
 
 from awctl.backend import ChatRequest, Completion
 from awctl.eval.extract import inference_messages
-from awctl.eval.pipeline import EvalSettings, backend_identity, evaluate, judge_fingerprint
+from awctl.eval.pipeline import EvalSettings, backend_identity, evaluate, judge_fingerprint, versus_baseline
 from awctl.eval.rows import iter_input_rows, row_key
 from awctl.formats.agentworldbench import read_rows, trajectory_to_rows
 from awctl.plugins import get_registry
@@ -82,6 +82,13 @@ def test_model_and_copy_baseline_on_the_same_rows_with_silent_and_output_splits(
     expected = sum(1 for i, r in enumerate(rows) if i % 2 == 0 or row_key(r) in silent)
     assert result["exact"]["count"] == expected
     assert result["overall"] > result["baseline"]["overall"]
+    # Paired on the same rows: where the model copies it ties the baseline, where it knows the truth it wins.
+    vs = result["vs_baseline"]
+    assert vs["silent"] == {"rows": len(silent), "mean": 0.0, "low": 0.0, "high": 0.0, "better": 0,
+                            "equal": len(silent), "worse": 0}
+    out = vs["with_output"]
+    assert out["worse"] == 0 and out["better"] + out["equal"] == out["rows"] == len(rows) - len(silent)
+    assert 0 < out["low"] <= out["mean"] <= out["high"]
     assert (tmp_path / "baseline.jsonl").is_file() and json.loads((tmp_path / "scores.json").read_text())
 
 
@@ -132,3 +139,21 @@ def test_a_model_retrained_at_the_same_path_is_another_backend(tmp_path: Path) -
     os.utime(model / "model.safetensors", ns=(1, 1))
     assert backend_identity("transformers", options) != first
     assert backend_identity("transformers", {"model": "tiny"}) == backend_identity("transformers", {"model": "tiny"})
+
+
+def test_the_margin_over_the_baseline_comes_with_an_interval_that_holds_zero_for_a_coin_toss() -> None:
+    def judged(scores: list[float]) -> list[dict]:
+        return [{"task": "terminal", "id": f"r{i}", "turn_idx": 1, "total_score": x, "failed": 0.0}
+                for i, x in enumerate(scores)]
+
+    base = judged([3.0] * 20)
+    # Better by one judge point (25 points) on every row: the interval is that point.
+    sure = versus_baseline(judged([4.0] * 20), base, set())["all"]
+    assert (sure["mean"], sure["low"], sure["high"], sure["better"]) == (25.0, 25.0, 25.0, 20)
+    # Better on 11 rows, worse on 9: a positive mean the rows cannot tell from chance.
+    coin = versus_baseline(judged([4.0] * 11 + [2.0] * 9), base, set())["with_output"]
+    assert coin["mean"] == 2.5 and coin["low"] < 0 < coin["high"] and (coin["better"], coin["worse"]) == (11, 9)
+    # A row the judge failed on either side is not compared.
+    failed = judged([4.0] * 20)
+    failed[0]["failed"] = 1.0
+    assert versus_baseline(failed, base, set())["all"]["rows"] == 19

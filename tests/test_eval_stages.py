@@ -73,7 +73,12 @@ def test_eval_and_audit_stages_write_scores_and_reports(project: Path) -> None:
     # Replaying the ground truth is an exact match on every row; report.md says so for the eval stage.
     n = len(list(iter_input_rows([FIXTURES / "awb" / "mcp_test.jsonl"], get_registry().domains)))
     assert scores["exact"] == {"count": n, "of": n, "rate": 1.0}
-    assert f"| model | {n} | 100.00 | {n}/{n} (100.0%) |" in (run_dir / "report.md").read_text()
+    report = (run_dir / "report.md").read_text()
+    assert f"| model | {n} | 100.00 | {n}/{n} (100.0%) |" in report
+    # The copy baseline (the previous result again) is exact nowhere it has to predict; the margin says so.
+    vs = scores["vs_baseline"]["with_output"]
+    assert vs["worse"] == 0 and vs["better"] == vs["rows"] > 0 and vs["low"] > 0
+    assert f"| bench | {n} | 100.00 | {n}/{n} |" in report and "minus baseline, turns with output" in report
     audit = json.loads((run_dir / "stages" / "fidelity" / "audit.json").read_text())
     assert audit["overall"]["turns"] == 12 and (run_dir / "stages" / "fidelity" / "plots" / "score.png").exists()
 

@@ -7,7 +7,9 @@ Every evaluation reports three things side by side, so a result can fail:
 * the **copy baseline** — each domain's no-knowledge rule (:meth:`awctl.domain.Domain.copy_baseline`,
   e.g. a terminal echoing the typed command and showing the prompt again) — judged by the same judge;
 * both split into turns the baseline already gets exactly right (``silent``: a terminal command with no
-  output) and the rest (``with_output``), where a world model has to predict something.
+  output) and the rest (``with_output``), where a world model has to predict something;
+* the model's score minus the baseline's on the same rows with a bootstrap interval
+  (:func:`versus_baseline`), so a margin the rows cannot tell from chance reads as one.
 
 Resume is safe: predictions and judgements carry a fingerprint of what made them (backend and
 generation settings; judge, its options and the domain's verifiers) and are reused only when it matches;
@@ -218,6 +220,40 @@ def summarize(
     return result
 
 
+def versus_baseline(
+    model_rows: list[dict[str, Any]],
+    baseline_rows: list[dict[str, Any]],
+    silent: set[str],
+    resamples: int = 2000,
+    seed: int = 0,
+) -> dict[str, dict[str, Any]]:
+    """The model's score minus the baseline's on the same rows, per split (``all``/``silent``/
+    ``with_output``): ``rows`` (judged validly by both), ``mean`` (0-100 points), a 95% percentile
+    bootstrap interval over rows (``low``/``high``, seeded) and how many rows the model scores ``better``,
+    ``equal`` or ``worse``. An interval that holds 0 says the rows cannot tell the two apart."""
+    import random
+
+    from awctl.eval.score import is_valid, normalize
+
+    base = {row_key(r): r for r in baseline_rows if is_valid(r)}
+    diffs: list[tuple[str, float]] = []
+    for row in model_rows:
+        key = row_key(row)
+        if is_valid(row) and key in base:
+            diffs.append((key, normalize(float(row["total_score"])) - normalize(float(base[key]["total_score"]))))
+    out = {}
+    rng = random.Random(seed)
+    for name, keep in (("all", None), ("silent", True), ("with_output", False)):
+        d = [x for key, x in diffs if keep is None or (key in silent) == keep]
+        if not d:
+            continue
+        means = sorted(sum(rng.choices(d, k=len(d))) / len(d) for _ in range(resamples))
+        out[name] = {"rows": len(d), "mean": sum(d) / len(d), "low": means[int(0.025 * resamples)],
+                     "high": means[int(0.975 * resamples) - 1], "better": sum(x > 0 for x in d),
+                     "equal": sum(x == 0 for x in d), "worse": sum(x < 0 for x in d)}
+    return out
+
+
 # ── the whole evaluation ─────────────────────────────────────────────────────────────────────────────
 
 
@@ -263,6 +299,8 @@ def evaluate(
     model_rows = [r for r in judged.rows if row_key(r) in keys]
     result = summarize(model_rows, domains, silent if base_summary is not None else None)
     result["baseline"] = base_summary
+    if base_summary is not None:
+        result["vs_baseline"] = versus_baseline(model_rows, base.rows, silent or set())
     result["reused"] = {"predictions": infer.skipped, "judgements": judged.reused}
     result["generation"] = infer.to_dict()
     write_rows_atomic(out_dir / JUDGED, judged.rows)
@@ -287,4 +325,9 @@ def format_summary(result: dict[str, Any]) -> str:
         for split, sub in (res.get("splits") or {}).items():
             lines.append(f"| {label}, {split.replace('_', ' ')} | {sub['rows']} | {cell(sub['overall'])} | "
                          f"{sub['exact']}/{sub['rows']} ({cell(sub['exact_rate'], True)}) |")
+    for split, d in (result.get("vs_baseline") or {}).items():
+        where = "all turns" if split == "all" else split.replace("_", " ") + " turns"
+        lines.append(f"\nModel minus copy baseline, {where}: {d['mean']:+.1f} points (95% bootstrap interval "
+                     f"{d['low']:+.1f} to {d['high']:+.1f}; better on {d['better']}, equal on {d['equal']}, "
+                     f"worse on {d['worse']} of {d['rows']} rows).")
     return "\n".join(lines)

@@ -75,8 +75,13 @@ def _comparison_table(evals: dict[str, dict[str, Any]]) -> str:
         for split in ("silent", "with_output"):
             sub = splits.get(split)
             cell.append("-" if not sub else f"{sub['exact']}/{sub['rows']}")
+        sub = splits.get("with_output")
+        cell.append("-" if not sub or sub.get("overall") is None else f"{sub['overall']:.2f}")
+        d = (res.get("vs_baseline") or {}).get("with_output")
+        cell.append("-" if not d else f"{d['mean']:+.1f} [{d['low']:+.1f}, {d['high']:+.1f}]")
         rows.append(cell)
-    return md_table(["", "rows", "score", "exact", "exact, silent turns", "exact, turns with output"], rows)
+    return md_table(["", "rows", "score", "exact", "exact, silent turns", "exact, turns with output",
+                     "score, turns with output", "minus baseline, turns with output [95% interval]"], rows)
 
 
 def _comparison(evals: dict[str, dict[str, Any]], path: Path) -> Path | None:

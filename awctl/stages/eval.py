@@ -118,6 +118,9 @@ def _headline(result: dict[str, Any]) -> dict[str, Any]:
         out["baseline_overall"], out["baseline_exact"] = base["overall"], base["exact"]["count"]
         for split, sub in (base.get("splits") or {}).items():
             out[f"baseline_{split}_exact"] = sub["exact"]
+    for split, d in (result.get("vs_baseline") or {}).items():
+        for k in ("mean", "low", "high"):
+            out[f"{split}_vs_baseline_{k}"] = d[k]
     return out
 
 
