@@ -79,6 +79,33 @@ def test_infer_generates_every_row_concurrently_and_resumes(tmp_path: Path) -> N
         assert {k: v for k, v in row.items() if k not in ("gen", "gen_provenance")} == original  # + gen
 
 
+def test_resume_asks_again_a_row_whose_history_changed_under_the_same_id(tmp_path: Path) -> None:
+    from awctl.backend import Completion
+    from awctl.eval.infer import run_infer
+
+    class Counting:
+        def __init__(self) -> None:
+            self.asked: list[list[dict]] = []
+
+        def generate(self, requests: list) -> list[list[Completion]]:
+            self.asked += [r.messages for r in requests]
+            return [[Completion(text=f"answer {len(self.asked)}")] for _ in requests]
+
+    rows = [r for r in _all_rows() if r["turn_idx"] > 1][:4]
+    out = tmp_path / "pred.jsonl"
+    run_infer(rows, Counting(), out, provenance="p")
+    # The same ids again, one with a re-recorded earlier observation: only that one is asked again.
+    changed = [dict(r) for r in rows]
+    changed[1]["response"] = ["a re-recorded observation", *changed[1]["response"][1:]]
+    backend = Counting()
+    summary = run_infer(changed, backend, out, provenance="p")
+    assert (summary.skipped, summary.generated) == (3, 1)
+    assert backend.asked == [official_messages(changed[1])]
+    got = {row_key(r): r for r in map(json.loads, out.read_text().splitlines())}
+    assert len(got) == len(out.read_text().splitlines()) == 4
+    assert got[row_key(changed[1])]["response"][0] == "a re-recorded observation"
+
+
 def test_failed_generations_are_recorded_empty_and_redone_on_resume(tmp_path: Path) -> None:
     rows = [json.loads(line) for line in (AWB / "mcp_test.jsonl").read_text().splitlines()]
     broken = {"on": True}

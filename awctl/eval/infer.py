@@ -8,13 +8,16 @@ flight at once. Each finished chunk is appended to the output and flushed, so an
 most the chunks in flight.
 
 Resume: rows of an existing output file with a non-empty ``gen`` are kept and their keys
-(:func:`awctl.eval.rows.row_key`) skipped; rows with an empty ``gen`` (failed generations) are removed
-from the file and generated again. Output rows are the input rows plus ``gen`` (and ``gen_error`` when
+(:func:`awctl.eval.rows.row_key`) skipped when they were asked the same messages; rows with an empty
+``gen`` (failed generations) are removed from the file and generated again, and so are rows whose
+messages changed under the same key (e.g. a re-recorded history). Output rows are the input rows plus ``gen`` (and ``gen_error`` when
 generation failed, with ``gen`` empty as the official script writes it), in completion order.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -25,7 +28,7 @@ from typing import Any
 
 from awctl.backend import Backend, ChatRequest
 from awctl.eval.extract import inference_messages
-from awctl.eval.rows import RowAppender, load_done, row_key
+from awctl.eval.rows import RowAppender, load_done, read_rows, row_key, write_rows_atomic
 
 
 @dataclass
@@ -100,9 +103,13 @@ def run_infer(
     summary = InferSummary()
     if not resume and output.exists():
         output.unlink()
-    _, done = load_done(
+    kept, done = load_done(
         output, lambda r: bool(r.get("gen")) and (provenance is None or r.get("gen_provenance") == provenance)
     )
+    # What each kept row was asked: a row whose messages differ now (its history or system prompt changed
+    # under the same id) is asked again and its old answer dropped.
+    asked = {row_key(r): _digest(r) for r in kept}
+    stale: set[str] = set()
 
     def pending() -> Iterator[dict[str, Any]]:
         seen: set[str] = set()
@@ -111,9 +118,11 @@ def run_infer(
                 return
             summary.total += 1
             key = row_key(row)
-            if key in done or key in seen:
+            if key in seen or key in done and asked[key] == _digest(row):
                 summary.skipped += 1
                 continue
+            if key in done:
+                stale.add(key)
             seen.add(key)
             yield row
 
@@ -145,5 +154,19 @@ def run_infer(
                             record(fut.result())
                 for fut in in_flight:
                     record(fut.result())
+    if stale:
+        _drop_first_answers(output, stale)
     summary.seconds = time.perf_counter() - start
     return summary
+
+
+def _digest(row: dict[str, Any]) -> str:
+    blob = json.dumps(inference_messages(row), ensure_ascii=False, sort_keys=True)
+    return hashlib.sha1(blob.encode()).hexdigest()
+
+
+def _drop_first_answers(output: Path, keys: set[str]) -> None:
+    """Keep only the last row of each of ``keys`` (the answer to the messages asked now)."""
+    rows = read_rows(output)
+    last = {row_key(r): i for i, r in enumerate(rows)}
+    write_rows_atomic(output, [r for i, r in enumerate(rows) if row_key(r) not in keys or last[row_key(r)] == i])
