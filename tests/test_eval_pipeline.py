@@ -126,6 +126,23 @@ def test_a_new_model_s_predictions_are_judged_again(tmp_path: Path) -> None:
     assert before["exact"]["count"] == 0 and after["exact"]["count"] == 8
 
 
+def test_a_judgement_is_redone_when_the_reference_changed_under_the_same_id(tmp_path: Path) -> None:
+    from awctl.eval.pipeline import judge_file
+
+    rows = _rows()[:4]
+    truth, _ = _truth_and_baseline(rows)
+    preds = [{**r, "gen": _tagged(truth[row_key(r)])} for r in rows]
+    judge, judge_id = REG.build_judge("deterministic"), judge_fingerprint("deterministic", {})
+    first = judge_file(preds, tmp_path / "judged.jsonl", judge, judge_id, REG.domains)
+    assert [r["total_score"] for r in first.rows] == [5.0] * 4
+    # The same answer against a re-recorded reference: only that row is judged again, and it no longer matches.
+    t = preds[2]["turn_idx"] - 1
+    preds[2] = {**preds[2], "response": [*preds[2]["response"][:t], "**Environment Observation:**\nsomething else"]}
+    again = judge_file(preds, tmp_path / "judged.jsonl", judge, judge_id, REG.domains)
+    assert (again.reused, again.judged) == (3, 1)
+    assert again.rows[-1]["id"] == preds[2]["id"] and again.rows[-1]["total_score"] < 5.0
+
+
 def test_a_model_retrained_at_the_same_path_is_another_backend(tmp_path: Path) -> None:
     import os
 

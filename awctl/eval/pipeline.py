@@ -114,6 +114,12 @@ class JudgeRun:
     judged: int
 
 
+def _judged_inputs(row: dict[str, Any]) -> str:
+    """What a judgement of ``row`` depends on: the generation and the row it answers (history, reference)."""
+    return json.dumps([row.get(k) for k in ("gen", "system_str", "prompt", "response", "current_prompt", "turn_idx")],
+                      sort_keys=True, ensure_ascii=False)
+
+
 def judge_file(
     predictions: Iterable[dict[str, Any]],
     output: Path,
@@ -127,9 +133,10 @@ def judge_file(
     """Judge prediction rows into ``output`` (official judged keys plus ``judge_provenance``).
 
     A row already in ``output`` is reused only when it was judged (a failed judge call is retried), it
-    judged the generation ``predictions`` now holds for that row, and its provenance — ``judge_id`` and the
+    judged the generation and the row (history, reference) ``predictions`` now hold, and its provenance — ``judge_id`` and the
     fingerprint of its domain's verifiers — matches; rows judged by another judge, other options or other
-    verifiers, and rows whose prediction was generated again (another model), are judged again."""
+    verifiers, rows whose prediction was generated again (another model) and rows whose reference changed
+    under the same id are judged again."""
     cache: dict[str, str] = {}
 
     def provenance(row: dict[str, Any]) -> str:
@@ -141,12 +148,12 @@ def judge_file(
     if not resume and output.exists():
         output.unlink()
     predictions = list(predictions)
-    generated = {row_key(r): r.get("gen") for r in predictions}
+    judged_now = {row_key(r): _judged_inputs(r) for r in predictions}
 
     def finished(r: dict[str, Any]) -> bool:
         # A judge call that failed is retried; a row without a generation stays failed.
         done = "failed" in r and (r["failed"] == 0.0 or r.get("error_message") == "No model generation")
-        return done and r.get("judge_provenance") == provenance(r) and r.get("gen") == generated.get(row_key(r))
+        return done and r.get("judge_provenance") == provenance(r) and _judged_inputs(r) == judged_now.get(row_key(r))
 
     kept, done = load_done(output, finished)
     todo = [r for r in predictions if row_key(r) not in done]
