@@ -10,8 +10,9 @@ most the chunks in flight.
 Resume: rows of an existing output file with a non-empty ``gen`` are kept and their keys
 (:func:`awctl.eval.rows.row_key`) skipped when they were asked the same messages; rows with an empty
 ``gen`` (failed generations) are removed from the file and generated again, and so are rows whose
-messages changed under the same key (e.g. a re-recorded history). Output rows are the input rows plus ``gen`` (and ``gen_error`` when
-generation failed, with ``gen`` empty as the official script writes it), in completion order.
+messages changed under the same key (e.g. a re-recorded history). Output rows are the input rows plus
+``gen`` (and ``gen_error`` when generation failed, with ``gen`` empty as the official script writes it),
+in completion order.
 """
 
 from __future__ import annotations
@@ -169,4 +170,5 @@ def _drop_first_answers(output: Path, keys: set[str]) -> None:
     """Keep only the last row of each of ``keys`` (the answer to the messages asked now)."""
     rows = read_rows(output)
     last = {row_key(r): i for i, r in enumerate(rows)}
-    write_rows_atomic(output, [r for i, r in enumerate(rows) if row_key(r) not in keys or last[row_key(r)] == i])
+    keep = [r for i, r in enumerate(rows) if row_key(r) not in keys or last[row_key(r)] == i]
+    write_rows_atomic(output, keep)

@@ -116,8 +116,8 @@ class JudgeRun:
 
 def _judged_inputs(row: dict[str, Any]) -> str:
     """What a judgement of ``row`` depends on: the generation and the row it answers (history, reference)."""
-    return json.dumps([row.get(k) for k in ("gen", "system_str", "prompt", "response", "current_prompt", "turn_idx")],
-                      sort_keys=True, ensure_ascii=False)
+    keys = ("gen", "system_str", "prompt", "response", "current_prompt", "turn_idx")
+    return json.dumps([row.get(k) for k in keys], sort_keys=True, ensure_ascii=False)
 
 
 def judge_file(
@@ -133,10 +133,10 @@ def judge_file(
     """Judge prediction rows into ``output`` (official judged keys plus ``judge_provenance``).
 
     A row already in ``output`` is reused only when it was judged (a failed judge call is retried), it
-    judged the generation and the row (history, reference) ``predictions`` now hold, and its provenance — ``judge_id`` and the
-    fingerprint of its domain's verifiers — matches; rows judged by another judge, other options or other
-    verifiers, rows whose prediction was generated again (another model) and rows whose reference changed
-    under the same id are judged again."""
+    judged the generation and the row (history, reference) ``predictions`` now hold, and its provenance —
+    ``judge_id`` and the fingerprint of its domain's verifiers — matches; rows judged by another judge,
+    other options or other verifiers, rows whose prediction was generated again (another model) and rows
+    whose reference changed under the same id are judged again."""
     cache: dict[str, str] = {}
 
     def provenance(row: dict[str, Any]) -> str:
@@ -153,7 +153,8 @@ def judge_file(
     def finished(r: dict[str, Any]) -> bool:
         # A judge call that failed is retried; a row without a generation stays failed.
         done = "failed" in r and (r["failed"] == 0.0 or r.get("error_message") == "No model generation")
-        return done and r.get("judge_provenance") == provenance(r) and _judged_inputs(r) == judged_now.get(row_key(r))
+        same = _judged_inputs(r) == judged_now.get(row_key(r))
+        return done and same and r.get("judge_provenance") == provenance(r)
 
     kept, done = load_done(output, finished)
     todo = [r for r in predictions if row_key(r) not in done]
@@ -247,7 +248,8 @@ def versus_baseline(
     for row in model_rows:
         key = row_key(row)
         if is_valid(row) and key in base:
-            diffs.append((key, normalize(float(row["total_score"])) - normalize(float(base[key]["total_score"]))))
+            points = normalize(float(row["total_score"])) - normalize(float(base[key]["total_score"]))
+            diffs.append((key, points))
     out = {}
     rng = random.Random(seed)
     for name, keep in (("all", None), ("silent", True), ("with_output", False)):
